@@ -1,0 +1,185 @@
+"""The driver of one benchmark job: start the workers, collect rank 0's timings,
+write the run record -- also when the run crashed, ran out of memory or timed out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import dlperf
+from dlperf.io import SCHEMA_VERSION, atomic_write_json, read_json
+
+from .envinfo import available_cores, host_environment
+from .launch import LaunchResult, free_port, local_worker_env, run_processes
+from .spec import RunConfig
+
+STATUSES = ("ok", "failed", "timeout", "oom")
+
+
+class EnvironmentMissing(RuntimeError):
+    pass
+
+
+def framework_python(env_file: str | os.PathLike) -> str:
+    """The interpreter of a framework environment, from the file the env rule wrote."""
+    try:
+        info = read_json(env_file)
+    except (OSError, ValueError) as exc:
+        raise EnvironmentMissing(
+            f"cannot read the framework environment description {env_file}: {exc}. "
+            "Build it with `snakemake results/envs/<framework>.json` (or `dlperf env`)."
+        ) from exc
+    python = info.get("python")
+    if not python or not Path(python).exists():
+        raise EnvironmentMissing(
+            f"the framework environment named in {env_file} is gone ({python}). "
+            f"Delete {env_file} and re-run the workflow to rebuild it."
+        )
+    return python
+
+
+def threads_per_worker(config: RunConfig, cores: int) -> int:
+    if config.threads_per_proc > 0:
+        return config.threads_per_proc
+    return max(1, cores // config.procs_per_node)
+
+
+def _package_path(work_dir: Path) -> str:
+    """A directory holding only ``dlperf``: put on the workers' PYTHONPATH so the
+    framework environment sees this package and nothing else of ours."""
+    shim = work_dir / "pythonpath"
+    shim.mkdir(parents=True, exist_ok=True)
+    link = shim / "dlperf"
+    if not link.exists():
+        link.symlink_to(Path(dlperf.__file__).resolve().parent, target_is_directory=True)
+    return str(shim)
+
+
+def worker_environment(work_dir: Path, threads: int) -> dict:
+    env = dict(os.environ)
+    env.update(
+        PYTHONPATH=_package_path(work_dir),
+        PYTHONUNBUFFERED="1",
+        DLPERF_THREADS=str(threads),
+        OMP_NUM_THREADS=str(threads),
+        MKL_NUM_THREADS=str(threads),
+        OPENBLAS_NUM_THREADS=str(threads),
+        # MXNet: one engine worker thread, the OpenMP pool does the work.
+        MXNET_CPU_WORKER_NTHREADS="1",
+        TF_CPP_MIN_LOG_LEVEL="2",
+        TF_NUM_INTRAOP_THREADS=str(threads),
+        TF_NUM_INTEROP_THREADS="1",
+    )
+    env.pop("PYTHONHOME", None)
+    return env
+
+
+def use_srun(config: RunConfig, launcher: str) -> bool:
+    if launcher == "srun":
+        return True
+    if launcher == "local":
+        return False
+    # auto: inside a Slurm allocation that has room for one task per worker
+    return "SLURM_JOB_ID" in os.environ and config.procs > 1 and shutil.which("srun") is not None
+
+
+def worker_commands(
+    config: RunConfig, python: str, work_dir: Path, env: dict, threads: int, srun: bool
+) -> list[tuple[list[str], dict]]:
+    argv = [python, "-m", "dlperf.bench.worker", "--config", str(work_dir / "config.json")]
+    argv += ["--work-dir", str(work_dir)]
+    if srun:
+        prefix = [
+            "srun",
+            "--overlap",
+            f"--ntasks={config.procs}",
+            f"--nodes={config.nodes}",
+            f"--ntasks-per-node={config.procs_per_node}",
+            f"--cpus-per-task={threads}",
+            "--kill-on-bad-exit=1",
+            "--export=ALL",
+        ]
+        return [(prefix + argv, env)]
+    port = free_port()
+    return [(argv, local_worker_env(env, rank, config.procs, port)) for rank in range(config.procs)]
+
+
+def summarise_failure(results: list[dict], launch: LaunchResult, timeout_s: float) -> tuple[str, str]:
+    """Status and error text of a run that did not finish cleanly."""
+    failed = [r for r in results if r.get("status") != "ok"]
+    if launch.timed_out:
+        return "timeout", f"the run exceeded its time limit of {timeout_s:.0f} s and was ended"
+    if failed:
+        first = failed[0]
+        return first["status"], f"rank {first['rank']}: {first.get('error', 'unknown error')}"
+    killed = [o for o in launch.outcomes if o.returncode in (-9, 137)]
+    if killed:
+        return "oom", (
+            f"worker {killed[0].rank} was killed (SIGKILL), most likely by the out-of-memory killer; "
+            f"last output:\n{killed[0].tail(1500)}"
+        )
+    bad = [o for o in launch.outcomes if o.returncode != 0]
+    if bad:
+        return "failed", f"worker {bad[0].rank} exited with code {bad[0].returncode}:\n{bad[0].tail(2000)}"
+    return "failed", "rank 0 wrote no result"
+
+
+def run_benchmark(
+    config: RunConfig, env_file: str | os.PathLike, out: str | os.PathLike, launcher: str = "auto"
+) -> dict:
+    """Run one benchmark job and write its run record to ``out``. Returns the record."""
+    out = Path(out)
+    host = host_environment()
+    record: dict = {
+        "schema_version": SCHEMA_VERSION,
+        "config": config.to_dict(),
+        "status": "failed",
+        "error": None,
+        "environment": host,
+    }
+    work_dir = out.parent / f".{out.stem}.work"
+    shutil.rmtree(work_dir, ignore_errors=True)
+    work_dir.mkdir(parents=True)
+    try:
+        python = framework_python(env_file)
+        record["environment"]["framework_env"] = str(env_file)
+        threads = threads_per_worker(config, available_cores())
+        record["environment"]["threads_per_worker"] = threads
+        (work_dir / "config.json").write_text(json.dumps(config.to_dict()))
+        srun = use_srun(config, launcher)
+        record["launcher"] = "srun" if srun else ("local" if config.procs > 1 else "single")
+        commands = worker_commands(config, python, work_dir, worker_environment(work_dir, threads), threads, srun)
+        result = run_processes(commands, work_dir / "logs", timeout_s=config.timeout_s)
+        for outcome in result.outcomes:
+            sys.stdout.write(f"--- worker {outcome.rank} (exit {outcome.returncode}) ---\n{outcome.tail()}\n")
+        rank0 = work_dir / "rank0.json"
+        results = [read_json(p) for p in sorted(work_dir.glob("rank*.json"))]
+        all_ok = len(results) == config.procs and all(r.get("status") == "ok" for r in results)
+        if rank0.exists() and all_ok and not result.timed_out:
+            timing = read_json(rank0)
+            record["environment"].update(timing.pop("framework_environment"))
+            record["dist"] = timing.pop("dist")
+            timing.pop("status")
+            timing.pop("rank")
+            record.update(timing)
+            record["ranks"] = len(results)
+            record["status"] = "ok"
+            if any(o.returncode != 0 for o in result.outcomes):
+                # e.g. gloo aborting at teardown after every rank reported its result
+                record["warning"] = "a worker exited non-zero after reporting its result"
+        else:
+            status, error = summarise_failure(results, result, config.timeout_s)
+            record["status"], record["error"] = status, error
+            record["ranks"] = len(results)
+    except EnvironmentMissing as exc:
+        record["error"] = str(exc)
+    except Exception as exc:  # noqa: BLE001 -- the record must say what went wrong
+        record["error"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        shutil.rmtree(work_dir, ignore_errors=True)
+    atomic_write_json(out, record)
+    return record

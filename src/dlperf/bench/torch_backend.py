@@ -1,0 +1,137 @@
+"""PyTorch: networks written with torch.nn, DistributedDataParallel (gloo on CPU, NCCL on GPU)."""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+
+import numpy as np
+import torch
+import torch.distributed as torch_dist
+from torch import nn
+
+from .launch import DistInfo
+from .spec import INPUT_SHAPE, NUM_CLASSES, RunConfig
+
+
+def build_network(name: str) -> nn.Module:
+    channels, height, width = INPUT_SHAPE
+    if name == "mlp":
+        return nn.Sequential(
+            nn.Flatten(),
+            nn.Linear(channels * height * width, 512),
+            nn.ReLU(),
+            nn.Linear(512, 256),
+            nn.ReLU(),
+            nn.Linear(256, NUM_CLASSES),
+        )
+    if name == "lenet":
+        return nn.Sequential(
+            nn.Conv2d(channels, 32, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(32, 64, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Flatten(),
+            nn.Linear(64 * (height // 4) * (width // 4), 256),
+            nn.ReLU(),
+            nn.Linear(256, NUM_CLASSES),
+        )
+    raise ValueError(f"PyTorch has no network {name!r}")
+
+
+def count_parameters(module: nn.Module) -> int:
+    return sum(p.numel() for p in module.parameters())
+
+
+class TorchBackend:
+    def __init__(self, config: RunConfig, dist: DistInfo, threads: int) -> None:
+        self.config = config
+        self.dist = dist
+        self.threads = threads
+        torch.set_num_threads(threads)
+        try:
+            torch.set_num_interop_threads(1)
+        except RuntimeError:  # already set in this process
+            pass
+        if config.device == "cuda":
+            if not torch.cuda.is_available():
+                raise RuntimeError(
+                    "device 'cuda' was requested but PyTorch sees no usable CUDA device "
+                    f"(torch {torch.__version__}, CUDA build {torch.version.cuda}, "
+                    f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')})"
+                )
+            self.device = torch.device("cuda", dist.local_rank % torch.cuda.device_count())
+            torch.cuda.set_device(self.device)
+        else:
+            self.device = torch.device("cpu")
+        self.model: nn.Module | None = None
+
+    def environment(self) -> dict:
+        env = {
+            "framework": "pytorch",
+            "framework_version": torch.__version__,
+            "threads": torch.get_num_threads(),
+            "interop_threads": torch.get_num_interop_threads(),
+            "device": str(self.device),
+            "cuda_version": torch.version.cuda,
+            "cudnn_version": torch.backends.cudnn.version() if torch.cuda.is_available() else None,
+            "gpu_names": [],
+            "gpu_count": 0,
+            "distributed_backend": torch_dist.get_backend() if torch_dist.is_initialized() else None,
+        }
+        if torch.cuda.is_available():
+            env["gpu_count"] = torch.cuda.device_count()
+            env["gpu_names"] = [torch.cuda.get_device_name(i) for i in range(env["gpu_count"])]
+        return env
+
+    def setup(self) -> int:
+        torch.manual_seed(self.config.seed)
+        model = build_network(self.config.network).to(self.device)
+        params = count_parameters(model)
+        if self.dist.is_distributed:
+            backend = "nccl" if self.device.type == "cuda" else "gloo"
+            torch_dist.init_process_group(
+                backend,
+                init_method=f"tcp://{self.dist.master_addr}:{self.dist.master_port}",
+                rank=self.dist.rank,
+                world_size=self.dist.world_size,
+                timeout=timedelta(seconds=max(60, int(self.config.timeout_s))),
+            )
+            device_ids = [self.device.index] if self.device.type == "cuda" else None
+            model = nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
+        self.model = model
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        self.loss_fn = nn.CrossEntropyLoss()
+        return params
+
+    def prepare_batch(self, images: np.ndarray, labels: np.ndarray) -> tuple:
+        return (
+            torch.from_numpy(images).to(self.device),
+            torch.from_numpy(labels).to(self.device),
+        )
+
+    def step(self, batch: tuple) -> None:
+        images, labels = batch
+        self.optimizer.zero_grad(set_to_none=True)
+        loss = self.loss_fn(self.model(images), labels)
+        loss.backward()  # DDP all-reduces the gradients during backward
+        self.optimizer.step()
+
+    def sync(self) -> None:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+    def barrier(self) -> None:
+        if torch_dist.is_initialized():
+            if self.device.type == "cuda":
+                torch_dist.barrier(device_ids=[self.device.index])
+            else:
+                torch_dist.barrier()
+
+    def close(self) -> None:
+        if torch_dist.is_initialized():
+            # A barrier first: gloo sometimes aborts when a peer tears down early.
+            self.barrier()
+            torch_dist.destroy_process_group()

@@ -1,0 +1,121 @@
+"""The workflow configuration: schema validation with defaults, then the checks a schema cannot express."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from dlperf.bench.spec import RunConfig
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def schema() -> dict:
+    text = resources.files("dlperf").joinpath("schemas/config.schema.yaml").read_text()
+    return yaml.safe_load(text)
+
+
+def _with_defaults(validator_class):
+    """A validator that also fills in each property's default (as Snakemake's validate does)."""
+    validate_properties = validator_class.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema_):
+        if isinstance(instance, dict):
+            for name, sub in properties.items():
+                if "default" in sub and name not in instance:
+                    instance[name] = copy.deepcopy(sub["default"])
+        yield from validate_properties(validator, properties, instance, schema_)
+
+    return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        return f"{error.message} at {where}; allowed keys there: {', '.join(allowed)}"
+    if error.validator == "enum":
+        return f"{where}: {error.instance!r} is not one of {error.validator_value}"
+    return f"{where}: {error.message}"
+
+
+def validated(config: dict) -> dict:
+    """A copy of ``config`` with defaults filled in; ConfigError naming every problem otherwise."""
+    config = copy.deepcopy(dict(config))
+    validator = _with_defaults(jsonschema.Draft202012Validator)(schema())
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
+    if errors:
+        raise ConfigError(
+            "invalid configuration:\n  - "
+            + "\n  - ".join(_describe(e) for e in errors)
+            + "\nFix the key(s) above in your config file (see config/config.yaml for a commented example)."
+        )
+    if not run_layouts(config):
+        raise ConfigError(
+            f"invalid configuration: no (nodes, procs) pair is possible with nodes={config['nodes']} "
+            f"and procs={config['procs']}: procs must be a multiple of nodes (p/n workers per node). "
+            "Add a procs value that is a multiple of a nodes value."
+        )
+    return config
+
+
+def load(path: str | Path) -> dict:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh) or {}
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
+    return validated(data)
+
+
+def run_layouts(config: dict) -> list[tuple[int, int]]:
+    """(nodes, procs) pairs of the sweep: every node runs the same number of workers."""
+    return [(n, p) for n, p in itertools.product(sorted(config["nodes"]), sorted(config["procs"])) if p % n == 0]
+
+
+def run_configs(config: dict) -> list[RunConfig]:
+    """Every benchmark job of the sweep, in a stable order."""
+    runs = []
+    for framework, network, (nodes, procs), batch, data, rep in itertools.product(
+        config["frameworks"],
+        config["networks"],
+        run_layouts(config),
+        sorted(config["batch_sizes"]),
+        sorted(config["data_sizes"]),
+        range(config["repeats"]),
+    ):
+        runs.append(
+            RunConfig(
+                framework=framework,
+                network=network,
+                device=config["device"],
+                nodes=nodes,
+                procs=procs,
+                batch_size=batch,
+                data_size=data,
+                rep=rep,
+                warmup_iters=config["warmup_iters"],
+                threads_per_proc=config["threads_per_proc"],
+                seed=config["seed"],
+                timeout_s=float(config["timeout_s"]),
+            )
+        )
+    return runs
+
+
+RUN_RECORD_PATTERN = (
+    "results/runs/{framework}/{network}/n{nodes}_p{procs}_b{batch_size}_d{data_size}_r{rep}.json"
+)
+
+
+def run_record_path(run: RunConfig) -> str:
+    return RUN_RECORD_PATTERN.format(**run.to_dict())

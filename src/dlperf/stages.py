@@ -1,0 +1,98 @@
+"""One function per workflow stage, on file paths. The Snakemake rules and the
+``dlperf`` command both call these, so a stage runs the same way in and out of
+the workflow.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from dlperf import tables
+from dlperf.io import atomic_write_json, read_json
+
+PathLike = str | os.PathLike
+
+
+def aggregate(records: Sequence[PathLike], timings_csv: PathLike, timings_parquet: PathLike | None, failures_csv: PathLike) -> tuple[int, int]:
+    """All run records -> the timings table (CSV + Parquet) and the failures table."""
+    timings, failures = tables.build_tables(records)
+    tables.write_csv(timings, timings_csv)
+    if timings_parquet:
+        tables.write_parquet(timings, timings_parquet)
+    tables.write_csv(failures, failures_csv)
+    return len(timings), len(failures)
+
+
+def fit(timings_csv: PathLike, framework: str, models: dict, seed: int, out: PathLike) -> dict:
+    from dlperf.models.artifact import fit_framework
+
+    points = tables.to_points(tables.read_timings(timings_csv))
+    if not (points["framework"] == framework).any():
+        raise ValueError(
+            f"{timings_csv} has no successful run of framework {framework!r}; "
+            f"see results/failures.csv for why its runs failed"
+        )
+    artifact = fit_framework(points, framework, models, seed)
+    atomic_write_json(out, artifact)
+    return artifact
+
+
+def validate(
+    timings_csv: PathLike,
+    framework: str,
+    models: dict,
+    protocols: dict,
+    seed: int,
+    out_points: PathLike,
+    out_summary: PathLike,
+    n_boot: int = 1000,
+) -> pd.DataFrame:
+    from dlperf.validate.crossval import cross_validate
+
+    points = tables.to_points(tables.read_timings(timings_csv))
+    predictions, summary = cross_validate(points, framework, models, protocols, seed, n_boot)
+    tables.write_csv(predictions, out_points)
+    tables.write_csv(summary, out_summary)
+    return summary
+
+
+def combine(csvs: Sequence[PathLike], out: PathLike) -> pd.DataFrame:
+    """Concatenate per-framework tables (same columns) into one."""
+    frames = [pd.read_csv(p) for p in csvs]
+    combined = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    tables.write_csv(combined, out)
+    return combined
+
+
+def report(
+    timings_csv: PathLike,
+    failures_csv: PathLike,
+    model_files: Sequence[PathLike],
+    summary_csv: PathLike,
+    prediction_csvs: Sequence[PathLike],
+    config: dict,
+    out_html: PathLike,
+) -> list[Path]:
+    from dlperf.report.html import build_report
+
+    timings = tables.read_timings(timings_csv)
+    failures = pd.read_csv(failures_csv)
+    artifacts = {}
+    for path in model_files:
+        artifact = read_json(path)
+        artifacts[artifact["framework"]] = artifact
+    predictions = pd.concat([pd.read_csv(p) for p in prediction_csvs], ignore_index=True) if prediction_csvs else pd.DataFrame()
+    return build_report(
+        Path(out_html),
+        timings,
+        failures,
+        tables.to_points(timings),
+        artifacts,
+        pd.read_csv(summary_csv),
+        predictions,
+        config,
+    )

@@ -1,0 +1,179 @@
+"""The timings table: every run record as one tidy row; failures kept apart.
+
+Also the *points* every model is fitted on: one per measured configuration,
+the median epoch time over its repetitions.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dlperf.io import atomic_path, atomic_write_text
+
+CONFIG_COLUMNS = ["framework", "network", "device", "nodes", "procs", "batch_size", "data_size", "rep"]
+POINT_KEYS = ["framework", "network", "device", "nodes", "procs", "batch_size", "data_size"]
+TIMING_COLUMNS = CONFIG_COLUMNS + [
+    "global_batch",
+    "iters_per_epoch",
+    "iter_time_median_s",
+    "iter_time_q25_s",
+    "iter_time_q75_s",
+    "iter_time_iqr_s",
+    "iter_time_mean_s",
+    "iter_time_n",
+    "warmup_iters",
+    "epoch_time_s",
+    "samples_per_s",
+    "param_count",
+    "setup_s",
+    "compile_s",
+    "framework_version",
+    "threads_per_worker",
+    "ranks",
+    "hostname",
+    "cpu_model",
+    "gpu_names",
+    "slurm_job_id",
+    "git_commit",
+    "start_time",
+    "source",
+]
+FAILURE_COLUMNS = CONFIG_COLUMNS + ["status", "error", "hostname", "slurm_job_id", "record"]
+
+
+class RecordError(ValueError):
+    pass
+
+
+def read_record(path: str | os.PathLike) -> dict:
+    """One run record; a truncated or malformed file is an error naming the file."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            record = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise RecordError(
+            f"run record {path} is not valid JSON ({exc}); it was probably truncated. "
+            "Delete it and re-run the workflow to measure that configuration again."
+        ) from exc
+    missing = [key for key in ("config", "status", "environment") if key not in record]
+    if missing:
+        raise RecordError(
+            f"run record {path} lacks {', '.join(missing)}; it was not written by `dlperf bench`. "
+            "Delete it and re-run the workflow."
+        )
+    if record["status"] == "ok" and not record.get("iter_times_s"):
+        raise RecordError(f"run record {path} has status ok but no iteration times; delete it and re-run.")
+    return record
+
+
+def _timing_row(record: dict) -> dict:
+    config, env = record["config"], record["environment"]
+    times = np.asarray(record["iter_times_s"], dtype=float)
+    q25, median, q75 = np.percentile(times, [25, 50, 75])
+    row = {key: config[key] for key in CONFIG_COLUMNS}
+    row.update(
+        global_batch=config["procs"] * config["batch_size"],
+        iters_per_epoch=record["iters_per_epoch"],
+        iter_time_median_s=median,
+        iter_time_q25_s=q25,
+        iter_time_q75_s=q75,
+        iter_time_iqr_s=q75 - q25,
+        iter_time_mean_s=times.mean(),
+        iter_time_n=times.size,
+        warmup_iters=record["warmup_iters"],
+        epoch_time_s=record["epoch_time_s"],
+        samples_per_s=record["samples_per_s"],
+        param_count=record.get("param_count"),
+        setup_s=record.get("setup_s"),
+        compile_s=record.get("compile_s"),
+        framework_version=env.get("framework_version"),
+        threads_per_worker=env.get("threads_per_worker"),
+        ranks=record.get("ranks"),
+        hostname=env.get("hostname"),
+        cpu_model=env.get("cpu_model"),
+        gpu_names=";".join(env.get("gpu_names") or []),
+        slurm_job_id=env.get("slurm_job_id"),
+        git_commit=env.get("git_commit"),
+        start_time=env.get("start_time"),
+        source="dlperf",
+    )
+    return row
+
+
+def _failure_row(record: dict, path: str) -> dict:
+    config, env = record["config"], record["environment"]
+    row = {key: config.get(key) for key in CONFIG_COLUMNS}
+    row.update(
+        status=record["status"],
+        error=(record.get("error") or "")[:2000],
+        hostname=env.get("hostname"),
+        slurm_job_id=env.get("slurm_job_id"),
+        record=str(path),
+    )
+    return row
+
+
+def build_tables(paths: Iterable[str | os.PathLike]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(timings, failures) from run record files, both sorted by configuration."""
+    ok_rows, failed_rows = [], []
+    for path in paths:
+        record = read_record(path)
+        if record["status"] == "ok":
+            ok_rows.append(_timing_row(record))
+        else:
+            failed_rows.append(_failure_row(record, str(path)))
+    timings = pd.DataFrame(ok_rows, columns=TIMING_COLUMNS)
+    failures = pd.DataFrame(failed_rows, columns=FAILURE_COLUMNS)
+    timings = timings.sort_values(CONFIG_COLUMNS, kind="stable").reset_index(drop=True)
+    failures = failures.sort_values(CONFIG_COLUMNS, kind="stable").reset_index(drop=True)
+    return timings, failures
+
+
+def write_csv(frame: pd.DataFrame, path: str | os.PathLike) -> None:
+    buffer = io.StringIO()
+    frame.to_csv(buffer, index=False, float_format="%.9g", lineterminator="\n")
+    atomic_write_text(path, buffer.getvalue())
+
+
+def write_parquet(frame: pd.DataFrame, path: str | os.PathLike) -> None:
+    with atomic_path(path) as tmp:
+        frame.to_parquet(tmp, index=False)
+
+
+def read_timings(path: str | os.PathLike) -> pd.DataFrame:
+    frame = pd.read_csv(path)
+    missing = [c for c in POINT_KEYS + ["epoch_time_s"] if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"{path} lacks the column(s) {', '.join(missing)}; pass a timings table written by "
+            "`dlperf aggregate` (results/timings.csv)."
+        )
+    return frame
+
+
+def to_points(timings: pd.DataFrame) -> pd.DataFrame:
+    """One row per measured configuration: median and quartiles of epoch time over repetitions."""
+    if timings.empty:
+        return pd.DataFrame(
+            columns=POINT_KEYS + ["iters_per_epoch", "epoch_time_s", "epoch_time_q25_s",
+                                  "epoch_time_q75_s", "samples_per_s", "n_reps"]
+        )
+    grouped = timings.groupby(POINT_KEYS, sort=True, dropna=False)
+    points = grouped.agg(
+        epoch_time_s=("epoch_time_s", "median"),
+        epoch_time_q25_s=("epoch_time_s", lambda s: s.quantile(0.25)),
+        epoch_time_q75_s=("epoch_time_s", lambda s: s.quantile(0.75)),
+        samples_per_s=("samples_per_s", "median"),
+        n_reps=("epoch_time_s", "size"),
+    ).reset_index()
+    points["iters_per_epoch"] = np.ceil(
+        points["data_size"] / (points["procs"] * points["batch_size"])
+    ).astype(int)
+    return points

@@ -1,0 +1,1 @@
+"""Cross-validation: splitting protocols and error metrics."""

@@ -1,0 +1,33 @@
+# One job per benchmark configuration: framework x network x nodes x procs x batch x data x repeat.
+
+
+wildcard_constraints:
+    network=r"[a-z0-9_]+",
+    nodes=r"\d+",
+    procs=r"\d+",
+    batch=r"\d+",
+    data=r"\d+",
+    rep=r"\d+",
+
+
+rule bench:
+    input:
+        env="results/envs/{framework}.json",
+    output:
+        "results/runs/{framework}/{network}/n{nodes}_p{procs}_b{batch}_d{data}_r{rep}.json",
+    log:
+        "logs/bench/{framework}/{network}/n{nodes}_p{procs}_b{batch}_d{data}_r{rep}.log",
+    params:
+        device=config["device"],
+        warmup=config["warmup_iters"],
+        threads=config["threads_per_proc"],
+        seed=config["seed"],
+        timeout=config["timeout_s"],
+    # A benchmark gets the whole machine: two at once would distort each other's timings.
+    threads: workflow.cores
+    shell:
+        "dlperf bench --env {input.env} --framework {wildcards.framework} "
+        "--network {wildcards.network} --device {params.device} --nodes {wildcards.nodes} "
+        "--procs {wildcards.procs} --batch-size {wildcards.batch} --data-size {wildcards.data} "
+        "--rep {wildcards.rep} --warmup-iters {params.warmup} --threads-per-proc {params.threads} "
+        "--seed {params.seed} --timeout {params.timeout} --out {output} > {log} 2>&1"
