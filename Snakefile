@@ -1,11 +1,17 @@
 # dlperf: benchmark -> aggregate -> fit -> validate -> report.
-# The rules stay thin; everything they call lives in src/dlperf.
+# The rules stay thin: each names its files and calls one `dlperf` subcommand.
+import json
 import os
+import sys
 
 import dlperf.config
 
 
 configfile: "config/config.yaml"
+
+
+envvars:
+    "PATH",
 
 
 try:
@@ -16,6 +22,12 @@ except dlperf.config.ConfigError as error:
 RUNS = dlperf.config.run_configs(config)
 FRAMEWORKS = config["frameworks"]
 ENVS_DIR = os.path.join(workflow.basedir, config["envs_dir"])
+WORKFLOW_ENV = "../../envs/workflow.yaml"
+# The interpreter running Snakemake has dlperf installed: its `dlperf` command serves
+# every job (a conda environment, with --sdm conda, puts its own first on the PATH).
+os.environ["PATH"] = os.pathsep.join(
+    [os.path.dirname(sys.executable), os.environ["PATH"]]
+)
 
 
 include: "workflow/rules/envs.smk"
@@ -27,10 +39,10 @@ include: "workflow/rules/report.smk"
 
 
 rule all:
+    default_target: True
     input:
         "results/timings.csv",
         "results/failures.csv",
         expand("results/models/{framework}.json", framework=FRAMEWORKS),
         "results/validation/summary.csv",
         "results/report/index.html",
-    default_target: True

@@ -11,13 +11,15 @@ from pathlib import Path
 from dlperf import __version__
 
 
-def _config_sections(path: str | None) -> dict:
+def _config_sections(args: argparse.Namespace) -> dict:
+    """The workflow configuration a stage runs with: a config file (--config), or the
+    sections the workflow passes inline (--config-json); schema defaults fill the rest."""
     from dlperf import config as cfg
 
-    if path:
-        return cfg.load(path)
-    # No config file: the schema's defaults for the modelling sections.
-    return cfg.validated({"batch_sizes": [1], "data_sizes": [1]})
+    if args.config:
+        return cfg.load(args.config)
+    sections = json.loads(args.config_json) if args.config_json else {}
+    return cfg.validated(cfg.with_sweep_placeholders(sections))
 
 
 def cmd_env(args: argparse.Namespace) -> int:
@@ -76,7 +78,7 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
 def cmd_fit(args: argparse.Namespace) -> int:
     from dlperf import stages
 
-    config = _config_sections(args.config)
+    config = _config_sections(args)
     seed = args.seed if args.seed is not None else config["seed"]
     artifact = stages.fit(args.timings, args.framework, config["models"], seed, args.out)
     for network, info in artifact["networks"].items():
@@ -89,7 +91,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     from dlperf import stages
 
-    config = _config_sections(args.config)
+    config = _config_sections(args)
     protocols = dict(config["validation"]["protocols"])
     if args.protocol:
         settings = {}
@@ -125,7 +127,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from dlperf import stages
 
-    config = _config_sections(args.config)
+    config = _config_sections(args)
     stages.report(args.timings, args.failures, args.models, args.summary, args.predictions, config, args.out)
     print(f"report -> {args.out}")
     return 0
@@ -201,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timings", required=True)
     p.add_argument("--framework", required=True)
     p.add_argument("--config", help="workflow config (models section); default settings otherwise")
+    p.add_argument("--config-json", help="config sections as JSON (what the workflow passes)")
     p.add_argument("--seed", type=int)
     p.add_argument("--out", required=True, help="model artifact (JSON)")
     p.set_defaults(func=cmd_fit)
@@ -209,6 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timings", required=True)
     p.add_argument("--framework", action="append", help="repeatable; default: every framework in the table")
     p.add_argument("--config", help="workflow config (models and validation sections)")
+    p.add_argument("--config-json", help="config sections as JSON (what the workflow passes)")
     p.add_argument("--protocol", action="append", help="repeatable; default: the config's protocols")
     p.add_argument("--k", type=int, help="folds for --protocol kfold")
     p.add_argument("--train-max-procs", type=int, help="for extrapolation_procs: train on procs <= N")
@@ -224,6 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--summary", required=True, help="validation summary CSV")
     p.add_argument("--predictions", nargs="*", default=[], help="per-framework validation CSVs")
     p.add_argument("--config", help="workflow config, shown in the report")
+    p.add_argument("--config-json", help="config sections as JSON (what the workflow passes)")
     p.add_argument("--out", required=True, help="index.html to write")
     p.set_defaults(func=cmd_report)
 

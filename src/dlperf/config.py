@@ -66,6 +66,12 @@ def validated(config: dict) -> dict:
     return config
 
 
+def with_sweep_placeholders(sections: dict) -> dict:
+    """``sections`` plus the sweep keys the schema requires, for stages that model or report
+    timings and never look at the sweep (fit, validate, report)."""
+    return {"batch_sizes": [1], "data_sizes": [1], **sections}
+
+
 def load(path: str | Path) -> dict:
     try:
         with open(path, encoding="utf-8") as fh:

@@ -10,8 +10,8 @@ rule aggregate:
         failures="results/failures.csv",
     log:
         "logs/aggregate.log",
-    run:
-        from dlperf import logs, stages
-
-        with logs.to_file(log[0]):
-            stages.aggregate(input.records, output.timings, output.parquet, output.failures)
+    conda:
+        WORKFLOW_ENV
+    shell:
+        "dlperf aggregate {input.records} --timings {output.timings} "
+        "--parquet {output.parquet} --failures {output.failures} > {log} 2>&1"

@@ -17,14 +17,16 @@ rule bench:
         "results/runs/{framework}/{network}/n{nodes}_p{procs}_b{batch}_d{data}_r{rep}.json",
     log:
         "logs/bench/{framework}/{network}/n{nodes}_p{procs}_b{batch}_d{data}_r{rep}.log",
+    conda:
+        WORKFLOW_ENV
+    # A benchmark gets the whole machine: two at once would distort each other's timings.
+    threads: workflow.cores
     params:
         device=config["device"],
         warmup=config["warmup_iters"],
         threads=config["threads_per_proc"],
         seed=config["seed"],
         timeout=config["timeout_s"],
-    # A benchmark gets the whole machine: two at once would distort each other's timings.
-    threads: workflow.cores
     shell:
         "dlperf bench --env {input.env} --framework {wildcards.framework} "
         "--network {wildcards.network} --device {params.device} --nodes {wildcards.nodes} "

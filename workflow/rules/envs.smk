@@ -2,7 +2,9 @@
 
 
 wildcard_constraints:
-    framework="|".join(dlperf.config.schema()["properties"]["frameworks"]["items"]["enum"]),
+    framework="|".join(
+        dlperf.config.schema()["properties"]["frameworks"]["items"]["enum"]
+    ),
 
 
 rule framework_env:
@@ -10,10 +12,12 @@ rule framework_env:
         requirements=os.path.join(ENVS_DIR, "{framework}.txt"),
     output:
         "results/envs/{framework}.json",
-    params:
-        root=f"--root {config['env_root']}" if config["env_root"] else "",
     log:
         "logs/envs/{framework}.log",
+    conda:
+        WORKFLOW_ENV
+    params:
+        root=f"--root {config['env_root']}" if config["env_root"] else "",
     shell:
         "dlperf env --framework {wildcards.framework} --requirements {input.requirements} "
         "{params.root} --out {output} > {log} 2>&1"

@@ -1,4 +1,4 @@
-# Per framework: the generic model (and the configured baselines), fitted on the timings.
+# Per framework: the generic model and the configured baselines, fitted on the timings.
 
 
 rule fit:
@@ -8,11 +8,10 @@ rule fit:
         "results/models/{framework}.json",
     log:
         "logs/fit/{framework}.log",
+    conda:
+        WORKFLOW_ENV
     params:
-        models=config["models"],
-        seed=config["seed"],
-    run:
-        from dlperf import logs, stages
-
-        with logs.to_file(log[0]):
-            stages.fit(input.timings, wildcards.framework, params.models, params.seed, output[0])
+        settings=json.dumps({"models": config["models"], "seed": config["seed"]}),
+    shell:
+        "dlperf fit --timings {input.timings} --framework {wildcards.framework} "
+        "--config-json {params.settings:q} --out {output} > {log} 2>&1"

@@ -12,18 +12,13 @@ rule report:
         "results/report/index.html",
     log:
         "logs/report.log",
+    conda:
+        WORKFLOW_ENV
     params:
-        config={k: v for k, v in config.items() if k not in ("models", "validation")},
-    run:
-        from dlperf import logs, stages
-
-        with logs.to_file(log[0]):
-            stages.report(
-                input.timings,
-                input.failures,
-                input.models,
-                input.summary,
-                input.predictions,
-                params.config,
-                output[0],
-            )
+        settings=json.dumps(
+            {k: v for k, v in config.items() if k not in ("models", "validation")}
+        ),
+    shell:
+        "dlperf report --timings {input.timings} --failures {input.failures} "
+        "--models {input.models} --summary {input.summary} --predictions {input.predictions} "
+        "--config-json {params.settings:q} --out {output} > {log} 2>&1"

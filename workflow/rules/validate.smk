@@ -1,44 +1,29 @@
-# Cross-validation of every model under every configured protocol.
+# Cross-validation of every model under every configured protocol, for every framework.
 
 
 rule validate:
     input:
         timings="results/timings.csv",
     output:
-        points="results/validation/{framework}.csv",
-        summary="results/validation/{framework}.summary.csv",
+        points=expand("results/validation/{framework}.csv", framework=FRAMEWORKS),
+        summaries=expand(
+            "results/validation/{framework}.summary.csv", framework=FRAMEWORKS
+        ),
+        summary="results/validation/summary.csv",
     log:
-        "logs/validate/{framework}.log",
+        "logs/validate.log",
+    conda:
+        WORKFLOW_ENV
     params:
-        models=config["models"],
-        protocols=config["validation"]["protocols"],
-        bootstrap=config["validation"]["bootstrap"],
-        seed=config["seed"],
-    run:
-        from dlperf import logs, stages
-
-        with logs.to_file(log[0]):
-            stages.validate(
-                input.timings,
-                wildcards.framework,
-                params.models,
-                params.protocols,
-                params.seed,
-                output.points,
-                output.summary,
-                n_boot=params.bootstrap,
-            )
-
-
-rule validation_summary:
-    input:
-        expand("results/validation/{framework}.summary.csv", framework=FRAMEWORKS),
-    output:
-        "results/validation/summary.csv",
-    log:
-        "logs/validate/summary.log",
-    run:
-        from dlperf import logs, stages
-
-        with logs.to_file(log[0]):
-            stages.combine(input, output[0])
+        settings=json.dumps(
+            {
+                "models": config["models"],
+                "validation": config["validation"],
+                "seed": config["seed"],
+            }
+        ),
+        frameworks=" ".join(f"--framework {framework}" for framework in FRAMEWORKS),
+        out_dir=lambda wildcards, output: os.path.dirname(output.summary),
+    shell:
+        "dlperf validate --timings {input.timings} {params.frameworks} "
+        "--config-json {params.settings:q} --out {params.out_dir} > {log} 2>&1"

@@ -36,7 +36,7 @@ def summarise(
     """Each metric with a percentile-bootstrap interval over the test points."""
     measured = np.asarray(measured, dtype=float)
     predicted = np.asarray(predicted, dtype=float)
-    point = {k: float(v) for k, v in _metric_rows(measured[None, :], predicted[None, :]).items()}
+    point = {k: float(v[0]) for k, v in _metric_rows(measured[None, :], predicted[None, :]).items()}
     out: dict[str, float] = {}
     n = measured.size
     if n >= 2 and n_boot > 0:

@@ -1,0 +1,38 @@
+# The two commands of the README: `make run` and `make test`. Each sets itself up.
+PYTHON ?= python3
+VENV ?= .venv
+CORES ?= $(shell nproc 2>/dev/null || echo 2)
+# Extra arguments for snakemake, e.g. `make run SNAKEMAKE_ARGS="--configfile config/my.yaml"`.
+SNAKEMAKE_ARGS ?=
+# Extra arguments for pytest, e.g. `make test PYTEST_ARGS="-m 'not slow'"`.
+PYTEST_ARGS ?=
+
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.dlperf-installed
+
+.PHONY: setup run test lint clean
+
+# The workflow's own environment: dlperf (editable), Snakemake and the test tools.
+# Framework environments are built by the workflow itself (workflow/rules/envs.smk).
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[workflow,test]'
+	touch $@
+
+run: setup
+	$(BIN)/snakemake --cores $(CORES) $(SNAKEMAKE_ARGS)
+	@echo "Report: $(abspath results/report/index.html)"
+
+test: setup
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: setup
+	$(BIN)/snakemake --lint
+	$(BIN)/snakefmt --check .
+	$(BIN)/ruff check src tests
+
+clean:
+	rm -rf results logs .snakemake

@@ -1,0 +1,63 @@
+import pytest
+import yaml
+
+from dlperf import config as cfg
+
+
+def test_default_config_is_valid_and_gets_defaults(repo):
+    loaded = cfg.load(repo / "config" / "config.yaml")
+    assert loaded["device"] == "cpu"
+    assert "generic" in loaded["models"]
+    runs = cfg.run_configs(loaded)
+    expected = (
+        len(loaded["frameworks"])
+        * len(loaded["networks"])
+        * len(cfg.run_layouts(loaded))
+        * len(loaded["batch_sizes"])
+        * len(loaded["data_sizes"])
+        * loaded["repeats"]
+    )
+    assert len(runs) == expected
+    assert len({cfg.run_record_path(r) for r in runs}) == expected
+
+
+def test_default_sweep_is_meaningful(repo):
+    """Issue 2: at least two worker counts, three batch sizes, two data sizes."""
+    loaded = cfg.load(repo / "config" / "config.yaml")
+    assert len(loaded["procs"]) >= 2
+    assert len(loaded["batch_sizes"]) >= 3
+    assert len(loaded["data_sizes"]) >= 2
+
+
+def test_misspelled_key_is_named(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({"batch_sizes": [8], "data_sizes": [64], "repeat": 2}))
+    with pytest.raises(cfg.ConfigError, match="'repeat'") as info:
+        cfg.load(path)
+    assert "repeats" in str(info.value)  # the allowed keys are listed
+
+
+def test_bad_values_are_named():
+    with pytest.raises(cfg.ConfigError, match="batch_sizes"):
+        cfg.validated({"batch_sizes": [0], "data_sizes": [64]})
+    with pytest.raises(cfg.ConfigError, match="device"):
+        cfg.validated({"batch_sizes": [8], "data_sizes": [64], "device": "tpu"})
+
+
+def test_impossible_layout_is_refused():
+    with pytest.raises(cfg.ConfigError, match="multiple of nodes"):
+        cfg.validated({"batch_sizes": [8], "data_sizes": [64], "nodes": [2], "procs": [3]})
+
+
+def test_layouts_skip_uneven_pairs():
+    loaded = cfg.validated({"batch_sizes": [8], "data_sizes": [64], "nodes": [1, 2], "procs": [1, 2, 4]})
+    assert cfg.run_layouts(loaded) == [(1, 1), (1, 2), (1, 4), (2, 2), (2, 4)]
+
+
+def test_missing_and_malformed_files(tmp_path):
+    with pytest.raises(cfg.ConfigError, match="does not exist"):
+        cfg.load(tmp_path / "nope.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("batch_sizes: [8\n")
+    with pytest.raises(cfg.ConfigError, match="not valid YAML"):
+        cfg.load(bad)

@@ -1,0 +1,29 @@
+import json
+
+import pytest
+
+from dlperf.io import atomic_path, atomic_write_json, dumps_json
+
+
+def test_atomic_write_json_is_canonical(tmp_path):
+    target = tmp_path / "sub" / "a.json"
+    atomic_write_json(target, {"b": 1, "a": [1.5, 2]})
+    assert target.read_text() == dumps_json({"a": [1.5, 2], "b": 1})
+    assert json.loads(target.read_text()) == {"a": [1.5, 2], "b": 1}
+    assert [p.name for p in target.parent.iterdir()] == ["a.json"]
+
+
+def test_failed_write_keeps_old_file_and_leaves_no_temp(tmp_path):
+    target = tmp_path / "a.json"
+    atomic_write_json(target, {"v": 1})
+    with pytest.raises(RuntimeError), atomic_path(target) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("crash mid-write")
+    assert json.loads(target.read_text()) == {"v": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["a.json"]
+
+
+def test_nan_is_refused(tmp_path):
+    with pytest.raises(ValueError):
+        atomic_write_json(tmp_path / "a.json", {"v": float("nan")})
+    assert not (tmp_path / "a.json").exists()

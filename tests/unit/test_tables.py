@@ -1,0 +1,107 @@
+import json
+import math
+
+import numpy as np
+import pytest
+
+from dlperf import stages, tables
+from dlperf.bench.spec import RunConfig
+from dlperf.io import atomic_write_json
+
+
+def make_record(procs=1, batch=8, data=64, rep=0, iter_s=0.01, status="ok", network="mlp"):
+    config = RunConfig("pytorch", network, "cpu", 1, procs, batch, data, rep, warmup_iters=2)
+    record = {
+        "schema_version": 1,
+        "config": config.to_dict(),
+        "status": status,
+        "error": None if status == "ok" else "boom",
+        "environment": {"hostname": "h", "framework_version": "2.13.0", "threads_per_worker": 1},
+    }
+    if status == "ok":
+        iters = config.iters_per_epoch
+        times = [iter_s * (1 + 0.01 * i) for i in range(iters)]
+        record.update(
+            warmup_iters=2,
+            iter_times_s=times,
+            iters_per_epoch=iters,
+            epoch_time_s=sum(times),
+            samples_per_s=iters * config.global_batch / sum(times),
+            param_count=1000,
+            ranks=procs,
+        )
+    return record
+
+
+def write(tmp_path, name, record):
+    path = tmp_path / name
+    atomic_write_json(path, record)
+    return path
+
+
+def test_ok_and_failed_runs_are_split(tmp_path):
+    paths = [
+        write(tmp_path, "a.json", make_record(procs=1, batch=8)),
+        write(tmp_path, "b.json", make_record(procs=2, batch=8)),
+        write(tmp_path, "c.json", make_record(procs=2, batch=16, status="oom")),
+    ]
+    timings, failures = tables.build_tables(paths)
+    assert list(timings["procs"]) == [1, 2]
+    assert list(failures["status"]) == ["oom"]
+    assert failures["record"].iloc[0].endswith("c.json")
+    row = timings.iloc[1]
+    assert row["global_batch"] == 16
+    assert row["iters_per_epoch"] == math.ceil(64 / 16)
+    times = np.array(make_record(procs=2)["iter_times_s"])
+    assert row["iter_time_median_s"] == pytest.approx(np.median(times))
+    assert row["iter_time_iqr_s"] == pytest.approx(np.subtract(*np.percentile(times, [75, 25])))
+    assert row["iter_time_n"] == len(times)
+    assert list(timings.columns) == tables.TIMING_COLUMNS
+
+
+def test_truncated_record_names_the_file(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(make_record())[:50])
+    with pytest.raises(tables.RecordError, match="t.json.*truncated"):
+        tables.build_tables([path])
+
+
+def test_record_without_config_is_refused(tmp_path):
+    path = write(tmp_path, "x.json", {"status": "ok"})
+    with pytest.raises(tables.RecordError, match="lacks config"):
+        tables.read_record(path)
+
+
+def test_points_take_the_median_over_repetitions(tmp_path):
+    paths = [
+        write(tmp_path, f"r{rep}.json", make_record(rep=rep, iter_s=s))
+        for rep, s in enumerate([0.010, 0.020, 0.011])
+    ]
+    timings, _ = tables.build_tables(paths)
+    points = tables.to_points(timings)
+    assert len(points) == 1
+    assert points["n_reps"].iloc[0] == 3
+    assert points["epoch_time_s"].iloc[0] == pytest.approx(np.median(timings["epoch_time_s"]))
+    assert points["iters_per_epoch"].iloc[0] == 8
+
+
+def test_aggregate_writes_csv_parquet_and_failures(tmp_path):
+    records = [
+        write(tmp_path, "a.json", make_record()),
+        write(tmp_path, "b.json", make_record(batch=16, status="timeout")),
+    ]
+    out = tmp_path / "out"
+    ok, failed = stages.aggregate(records, out / "t.csv", out / "t.parquet", out / "f.csv")
+    assert (ok, failed) == (1, 1)
+    import pandas as pd
+
+    assert pd.read_parquet(out / "t.parquet").shape[0] == 1
+    assert tables.read_timings(out / "t.csv").shape[0] == 1
+    assert pd.read_csv(out / "f.csv")["status"].tolist() == ["timeout"]
+
+
+def test_read_timings_names_missing_columns(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("framework,procs\npytorch,1\n")
+    with pytest.raises(ValueError, match="lacks the column"):
+        tables.read_timings(path)
