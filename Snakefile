@@ -5,6 +5,7 @@ import os
 import sys
 
 import dlperf.config
+import dlperf.provenance
 
 
 configfile: "config/config.yaml"
@@ -22,6 +23,11 @@ except dlperf.config.ConfigError as error:
 RUNS = dlperf.config.run_configs(config)
 FRAMEWORKS = config["frameworks"]
 ENVS_DIR = os.path.join(workflow.basedir, config["envs_dir"])
+# Per stage, a digest of the library code it runs: a rule re-runs when its code changes.
+CODE = {
+    stage: dlperf.provenance.code_digest(stage)
+    for stage in dlperf.provenance.STAGE_SOURCES
+}
 WORKFLOW_ENV = "../../envs/workflow.yaml"
 # The interpreter running Snakemake has dlperf installed: its `dlperf` command serves
 # every job (a conda environment, with --sdm conda, puts its own first on the PATH).
@@ -46,3 +52,6 @@ rule all:
         expand("results/models/{framework}.json", framework=FRAMEWORKS),
         "results/validation/summary.csv",
         "results/report/index.html",
+
+
+include: "workflow/rules/archive.smk"

@@ -161,6 +161,29 @@ def cmd_predict(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_archive(args: argparse.Namespace) -> int:
+    from dlperf import archive
+
+    manifest = archive.create(args.results, _config_sections(args), args.out)
+    files = sum(1 for node in manifest["@graph"] if node.get("@type") == "File")
+    print(f"{files} files with SHA-256 checksums -> {args.out}")
+    return 0
+
+
+def cmd_verify_archive(args: argparse.Namespace) -> int:
+    from dlperf import archive
+
+    result = archive.verify(args.archive, rerun=args.rerun)
+    for name in result.reproduced:
+        print(f"reproduced: {name}")
+    for problem in result.problems:
+        print(f"problem: {problem}", file=sys.stderr)
+    verdict = "intact" if result.ok else "NOT intact"
+    print(f"{args.archive}: {verdict} ({result.files} files checked"
+          + (f", {len(result.reproduced)} results reproduced byte for byte)" if args.rerun else ")"))
+    return 0 if result.ok else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dlperf", description=__doc__)
     parser.add_argument("--version", action="version", version=f"dlperf {__version__}")
@@ -241,6 +264,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, required=True)
     p.add_argument("--data-size", type=int, required=True)
     p.set_defaults(func=cmd_predict)
+
+    p = sub.add_parser("archive", help="write one file holding the whole study, with checksums")
+    p.add_argument("--results", default="results", help="the results directory (default: results)")
+    p.add_argument("--config", help="the workflow config file the study ran with")
+    p.add_argument("--config-json", help="the effective config as JSON (what the workflow passes)")
+    p.add_argument("--out", required=True, help="archive to write (.tar.gz)")
+    p.set_defaults(func=cmd_archive)
+
+    p = sub.add_parser("verify-archive", help="check an archive's checksums (and reproduce it)")
+    p.add_argument("archive")
+    p.add_argument("--rerun", action="store_true",
+                   help="re-run fit and validate from the archived timings and compare byte for byte")
+    p.set_defaults(func=cmd_verify_archive)
     return parser
 
 
@@ -250,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ConfigError, ValueError, FileNotFoundError, KeyError) as exc:
+    except (ConfigError, ValueError, FileNotFoundError, KeyError) as exc:  # ArchiveError too
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"dlperf {args.command}: error: {message}", file=sys.stderr)
         return 2

@@ -5,32 +5,7 @@ import numpy as np
 import pytest
 
 from dlperf import stages, tables
-from dlperf.bench.spec import RunConfig
 from dlperf.io import atomic_write_json
-
-
-def make_record(procs=1, batch=8, data=64, rep=0, iter_s=0.01, status="ok", network="mlp"):
-    config = RunConfig("pytorch", network, "cpu", 1, procs, batch, data, rep, warmup_iters=2)
-    record = {
-        "schema_version": 1,
-        "config": config.to_dict(),
-        "status": status,
-        "error": None if status == "ok" else "boom",
-        "environment": {"hostname": "h", "framework_version": "2.13.0", "threads_per_worker": 1},
-    }
-    if status == "ok":
-        iters = config.iters_per_epoch
-        times = [iter_s * (1 + 0.01 * i) for i in range(iters)]
-        record.update(
-            warmup_iters=2,
-            iter_times_s=times,
-            iters_per_epoch=iters,
-            epoch_time_s=sum(times),
-            samples_per_s=iters * config.global_batch / sum(times),
-            param_count=1000,
-            ranks=procs,
-        )
-    return record
 
 
 def write(tmp_path, name, record):
@@ -39,11 +14,11 @@ def write(tmp_path, name, record):
     return path
 
 
-def test_ok_and_failed_runs_are_split(tmp_path):
+def test_ok_and_failed_runs_are_split(tmp_path, record_factory):
     paths = [
-        write(tmp_path, "a.json", make_record(procs=1, batch=8)),
-        write(tmp_path, "b.json", make_record(procs=2, batch=8)),
-        write(tmp_path, "c.json", make_record(procs=2, batch=16, status="oom")),
+        write(tmp_path, "a.json", record_factory(procs=1, batch=8)),
+        write(tmp_path, "b.json", record_factory(procs=2, batch=8)),
+        write(tmp_path, "c.json", record_factory(procs=2, batch=16, status="oom")),
     ]
     timings, failures = tables.build_tables(paths)
     assert list(timings["procs"]) == [1, 2]
@@ -52,16 +27,16 @@ def test_ok_and_failed_runs_are_split(tmp_path):
     row = timings.iloc[1]
     assert row["global_batch"] == 16
     assert row["iters_per_epoch"] == math.ceil(64 / 16)
-    times = np.array(make_record(procs=2)["iter_times_s"])
+    times = np.array(record_factory(procs=2)["iter_times_s"])
     assert row["iter_time_median_s"] == pytest.approx(np.median(times))
     assert row["iter_time_iqr_s"] == pytest.approx(np.subtract(*np.percentile(times, [75, 25])))
     assert row["iter_time_n"] == len(times)
     assert list(timings.columns) == tables.TIMING_COLUMNS
 
 
-def test_truncated_record_names_the_file(tmp_path):
+def test_truncated_record_names_the_file(tmp_path, record_factory):
     path = tmp_path / "t.json"
-    path.write_text(json.dumps(make_record())[:50])
+    path.write_text(json.dumps(record_factory())[:50])
     with pytest.raises(tables.RecordError, match="t.json.*truncated"):
         tables.build_tables([path])
 
@@ -72,9 +47,9 @@ def test_record_without_config_is_refused(tmp_path):
         tables.read_record(path)
 
 
-def test_points_take_the_median_over_repetitions(tmp_path):
+def test_points_take_the_median_over_repetitions(tmp_path, record_factory):
     paths = [
-        write(tmp_path, f"r{rep}.json", make_record(rep=rep, iter_s=s))
+        write(tmp_path, f"r{rep}.json", record_factory(rep=rep, iter_s=s))
         for rep, s in enumerate([0.010, 0.020, 0.011])
     ]
     timings, _ = tables.build_tables(paths)
@@ -85,10 +60,10 @@ def test_points_take_the_median_over_repetitions(tmp_path):
     assert points["iters_per_epoch"].iloc[0] == 8
 
 
-def test_aggregate_writes_csv_parquet_and_failures(tmp_path):
+def test_aggregate_writes_csv_parquet_and_failures(tmp_path, record_factory):
     records = [
-        write(tmp_path, "a.json", make_record()),
-        write(tmp_path, "b.json", make_record(batch=16, status="timeout")),
+        write(tmp_path, "a.json", record_factory()),
+        write(tmp_path, "b.json", record_factory(batch=16, status="timeout")),
     ]
     out = tmp_path / "out"
     ok, failed = stages.aggregate(records, out / "t.csv", out / "t.parquet", out / "f.csv")

@@ -12,6 +12,8 @@ rule aggregate:
         "logs/aggregate.log",
     conda:
         WORKFLOW_ENV
+    params:
+        code=CODE["aggregate"],
     shell:
         "dlperf aggregate {input.records} --timings {output.timings} "
         "--parquet {output.parquet} --failures {output.failures} > {log} 2>&1"

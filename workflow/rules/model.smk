@@ -11,6 +11,7 @@ rule fit:
     conda:
         WORKFLOW_ENV
     params:
+        code=CODE["fit"],
         settings=json.dumps({"models": config["models"], "seed": config["seed"]}),
     shell:
         "dlperf fit --timings {input.timings} --framework {wildcards.framework} "

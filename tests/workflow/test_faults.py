@@ -1,0 +1,62 @@
+"""Faults: a killed workflow loses nothing it finished; a hung benchmark is ended and recorded."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from snakerun import TINY, snakemake
+
+pytestmark = [pytest.mark.slow, pytest.mark.framework]
+
+
+def run_records(workdir):
+    return {p: p.read_bytes() for p in sorted((workdir / "results" / "runs").rglob("*.json"))}
+
+
+def test_killed_run_keeps_finished_records_and_resumes(workflow_bin, repo, tmp_path):
+    argv = [
+        str(workflow_bin / "snakemake"), "--snakefile", str(repo / "Snakefile"),
+        "--directory", str(tmp_path), "--configfile", str(TINY), "--cores", "2",
+    ]
+    with open(tmp_path / "first.log", "w") as log:
+        first = subprocess.Popen(argv, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 900
+        while len(run_records(tmp_path)) < 3 and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert first.poll() is None, "the workflow ended before it could be killed"
+        os.killpg(first.pid, signal.SIGKILL)  # the worst case: no chance to clean up
+        first.wait(timeout=60)
+    before = run_records(tmp_path)
+    assert len(before) >= 3
+    for data in before.values():
+        assert json.loads(data)["status"] in {"ok", "failed", "timeout", "oom"}  # whole, never truncated
+
+    proc = snakemake(workflow_bin, repo, tmp_path)  # profiles/default sets rerun-incomplete
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    after = run_records(tmp_path)
+    assert len(after) == 12
+    for path, data in before.items():
+        assert after[path] == data, f"{path.name} was measured again although it had finished"
+
+
+def test_hung_benchmark_is_ended_and_recorded(finished_run, tmp_path):
+    out = tmp_path / "hung.json"
+    argv = [
+        sys.executable, "-m", "dlperf", "bench", "--env", str(finished_run / "results/envs/pytorch.json"),
+        "--framework", "pytorch", "--network", "mlp", "--batch-size", "8", "--data-size", str(10**8),
+        "--timeout", "8", "--out", str(out),
+    ]
+    started = time.monotonic()
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert time.monotonic() - started < 60
+    record = json.loads(out.read_text())
+    assert record["status"] == "timeout"
+    assert "time limit of 8 s" in record["error"]
+    assert not list(tmp_path.glob(".hung*"))  # the work directory is cleaned up
