@@ -73,20 +73,42 @@ def read_record(path: str | os.PathLike) -> dict:
     return record
 
 
+def iteration_stats(series: list[list[float]]) -> dict[str, np.ndarray]:
+    """Quartiles (numpy's linear method), mean and count of every run's iteration times.
+
+    All runs at once: one sort of the concatenated times instead of a percentile call per
+    run, which dominated aggregating tens of thousands of records.
+    """
+    counts = np.fromiter((len(s) for s in series), dtype=np.int64, count=len(series))
+    if not len(series):
+        return {k: np.empty(0) for k in ("q25", "median", "q75", "mean", "n")}
+    flat = np.fromiter((t for s in series for t in s), dtype=float, count=int(counts.sum()))
+    run = np.repeat(np.arange(len(series)), counts)
+    ordered = flat[np.lexsort((flat, run))]
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+
+    def quantile(q: float) -> np.ndarray:
+        position = starts + q * (counts - 1)
+        below = np.floor(position).astype(np.int64)
+        above = np.ceil(position).astype(np.int64)
+        return ordered[below] + (position - below) * (ordered[above] - ordered[below])
+
+    return {
+        "q25": quantile(0.25),
+        "median": quantile(0.5),
+        "q75": quantile(0.75),
+        "mean": np.add.reduceat(flat, starts) / counts,
+        "n": counts,
+    }
+
+
 def _timing_row(record: dict) -> dict:
+    """The row of a successful run, less the iteration statistics (see iteration_stats)."""
     config, env = record["config"], record["environment"]
-    times = np.asarray(record["iter_times_s"], dtype=float)
-    q25, median, q75 = np.percentile(times, [25, 50, 75])
     row = {key: config[key] for key in CONFIG_COLUMNS}
     row.update(
         global_batch=config["procs"] * config["batch_size"],
         iters_per_epoch=record["iters_per_epoch"],
-        iter_time_median_s=median,
-        iter_time_q25_s=q25,
-        iter_time_q75_s=q75,
-        iter_time_iqr_s=q75 - q25,
-        iter_time_mean_s=times.mean(),
-        iter_time_n=times.size,
         warmup_iters=record["warmup_iters"],
         epoch_time_s=record["epoch_time_s"],
         samples_per_s=record["samples_per_s"],
@@ -122,14 +144,22 @@ def _failure_row(record: dict, path: str) -> dict:
 
 def build_tables(paths: Iterable[str | os.PathLike]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(timings, failures) from run record files, both sorted by configuration."""
-    ok_rows, failed_rows = [], []
+    ok_rows, failed_rows, iter_times = [], [], []
     for path in paths:
         record = read_record(path)
         if record["status"] == "ok":
             ok_rows.append(_timing_row(record))
+            iter_times.append(record["iter_times_s"])
         else:
             failed_rows.append(_failure_row(record, str(path)))
     timings = pd.DataFrame(ok_rows, columns=TIMING_COLUMNS)
+    stats = iteration_stats(iter_times)
+    timings["iter_time_median_s"] = stats["median"]
+    timings["iter_time_q25_s"] = stats["q25"]
+    timings["iter_time_q75_s"] = stats["q75"]
+    timings["iter_time_iqr_s"] = stats["q75"] - stats["q25"]
+    timings["iter_time_mean_s"] = stats["mean"]
+    timings["iter_time_n"] = stats["n"]
     failures = pd.DataFrame(failed_rows, columns=FAILURE_COLUMNS)
     timings = timings.sort_values(CONFIG_COLUMNS, kind="stable").reset_index(drop=True)
     failures = failures.sort_values(CONFIG_COLUMNS, kind="stable").reset_index(drop=True)

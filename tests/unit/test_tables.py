@@ -80,3 +80,17 @@ def test_read_timings_names_missing_columns(tmp_path):
     path.write_text("framework,procs\npytorch,1\n")
     with pytest.raises(ValueError, match="lacks the column"):
         tables.read_timings(path)
+
+
+def test_iteration_stats_match_numpy():
+    rng = np.random.default_rng(1)
+    series = [rng.random(n).tolist() for n in (1, 2, 5, 64, 7)]
+    stats = tables.iteration_stats(series)
+    for i, times in enumerate(series):
+        q25, median, q75 = np.percentile(times, [25, 50, 75])
+        assert stats["q25"][i] == pytest.approx(q25)
+        assert stats["median"][i] == pytest.approx(median)
+        assert stats["q75"][i] == pytest.approx(q75)
+        assert stats["mean"][i] == pytest.approx(np.mean(times))
+        assert stats["n"][i] == len(times)
+    assert tables.iteration_stats([])["median"].size == 0

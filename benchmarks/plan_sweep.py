@@ -1,0 +1,63 @@
+"""(a) How long `snakemake -n` takes to plan sweeps of 500, 5,000 and 20,000 benchmark jobs.
+
+    .venv/bin/python benchmarks/plan_sweep.py
+
+Target: 5,000 jobs planned in <= 10 s, and growth no worse than linear.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+from common import report
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = Path(sys.executable).with_name("snakemake")
+
+
+def sweep(jobs: int) -> dict:
+    """One framework, five worker counts, ten batch sizes, ten data sizes: 500 jobs a repeat."""
+    per_repeat = 500
+    assert jobs % per_repeat == 0
+    return {
+        "frameworks": ["pytorch"],
+        "networks": ["lenet"],
+        "procs": [1, 2, 4, 8, 16],
+        "batch_sizes": [2**i for i in range(1, 11)],
+        "data_sizes": [1024 * i for i in range(1, 11)],
+        "repeats": jobs // per_repeat,
+    }
+
+
+def plan_seconds(jobs: int) -> float:
+    with tempfile.TemporaryDirectory(prefix="dlperf-plan-") as tmp:
+        config = Path(tmp) / "sweep.yaml"
+        config.write_text(yaml.safe_dump(sweep(jobs)))
+        argv = [str(SNAKEMAKE), "--snakefile", str(REPO / "Snakefile"), "--directory", tmp,
+                "--configfile", str(config), "--cores", "2", "-n", "--quiet", "all"]
+        start = time.perf_counter()
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
+        elapsed = time.perf_counter() - start
+        if proc.returncode != 0:
+            raise SystemExit(proc.stdout[-2000:] + proc.stderr[-2000:])
+        return elapsed
+
+
+def main() -> int:
+    seconds = {jobs: plan_seconds(jobs) for jobs in (500, 5000, 20000)}
+    ok = report("(a) snakemake -n, 500 jobs", seconds[500], "s")
+    ok &= report("(a) snakemake -n, 5,000 jobs", seconds[5000], "s", target=10)
+    ok &= report("(a) snakemake -n, 20,000 jobs", seconds[20000], "s")
+    # No worse than linear: 4x the jobs may take at most 4x the time (plus start-up slack).
+    growth = seconds[20000] / seconds[5000]
+    ok &= report("(a) growth 5,000 -> 20,000 jobs (x4 jobs)", growth, "x", target=4.0)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
