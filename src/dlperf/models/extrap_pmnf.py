@@ -34,15 +34,18 @@ INSTALL_HINT = "install it with: pip install --no-deps 'extrap==4.2.5' (it runs 
 
 def _extrap():
     try:
-        from extrap.entities.callpath import Callpath
-        from extrap.entities.coordinate import Coordinate
-        from extrap.entities.experiment import Experiment
-        from extrap.entities.functions import FunctionSchema
-        from extrap.entities.measurement import Measurement
-        from extrap.entities.metric import Metric
-        from extrap.entities.parameter import Parameter
-        from extrap.fileio.io_helper import create_call_tree
-        from extrap.modelers.model_generator import ModelGenerator
+        with warnings.catch_warnings():
+            # Extra-P 4.2 uses marshmallow features that warn about marshmallow 4; not ours.
+            warnings.simplefilter("ignore")
+            from extrap.entities.callpath import Callpath
+            from extrap.entities.coordinate import Coordinate
+            from extrap.entities.experiment import Experiment
+            from extrap.entities.functions import FunctionSchema
+            from extrap.entities.measurement import Measurement
+            from extrap.entities.metric import Metric
+            from extrap.entities.parameter import Parameter
+            from extrap.fileio.io_helper import create_call_tree
+            from extrap.modelers.model_generator import ModelGenerator
     except ImportError as exc:
         raise ModelUnavailable(f"Extra-P (package `extrap`) cannot be imported: {exc}; "
                                f"{INSTALL_HINT}") from None
