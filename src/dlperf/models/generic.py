@@ -286,26 +286,61 @@ class GenericModel(PerformanceModel):
 
         return cost
 
-    def _search(self, frame: pd.DataFrame, lam: float, seed: int, cheap: bool = False) -> Array:
+    def _search(
+        self,
+        frame: pd.DataFrame,
+        lam: float,
+        seed: int,
+        cheap: bool = False,
+        warm: tuple[dict[str, float], float] | None = None,
+    ) -> Array:
+        """Differential evolution over the active constants (and a); ``warm`` (constants by
+        term, exponent) seeds the population around a known solution for quick refits."""
         active = self._active()
         bounds = [self.bounds[t] for t in active]
         if self.exponent_fitted:
             bounds.append(self.exponent_bounds)
+        popsize = max(5, self.popsize // 2) if cheap else self.popsize
+        init: str | Array = "latinhypercube"
+        if warm is not None:
+            init = self._population(warm, bounds, popsize * len(bounds), seed)
         result = differential_evolution(
             self._cost_function(frame, lam),
             bounds,
             seed=seed,
-            # Inner-CV and bootstrap refits only rank lambdas / spread constants: a smaller
-            # population, fewer generations and no gradient polish keep them cheap.
-            popsize=max(5, self.popsize // 2) if cheap else self.popsize,
-            maxiter=max(30, self.maxiter // 4) if cheap else self.maxiter,
+            # Inner-CV and bootstrap refits start near a solution and only rank lambdas or
+            # spread the constants: fewer members and generations and no polish keep them cheap.
+            popsize=popsize,
+            maxiter=self._generations(cheap, warm is not None),
             tol=self.tol * 100 if cheap else self.tol,
-            init="latinhypercube",
+            init=init,
             polish=not cheap,
             vectorized=True,
             updating="deferred",
         )
         return result.x
+
+    def _generations(self, cheap: bool, warm: bool) -> int:
+        if cheap:
+            return max(20, self.maxiter // 8)
+        return max(40, self.maxiter // 4) if warm else self.maxiter
+
+    def _population(
+        self, warm: tuple[dict[str, float], float], bounds: list, members: int, seed: int
+    ) -> Array:
+        """Members scattered (x e^N(0, 0.5)) around the warm solution, inside the bounds."""
+        values, exponent = warm
+        lo = np.array([b[0] for b in bounds])
+        hi = np.array([b[1] for b in bounds])
+        centre = [values.get(t, 0.0) for t in self._active()]
+        if self.exponent_fitted:
+            centre.append(exponent)
+        # A constant at zero still needs room to move: start it at 1% of its range.
+        centre = np.clip(np.maximum(np.array(centre, float), lo + 0.01 * (hi - lo)), lo, hi)
+        rng = np.random.default_rng(seed)
+        spread = centre * rng.lognormal(0.0, 0.5, size=(max(members, 5), len(bounds)))
+        spread[0] = centre
+        return np.clip(spread, lo, hi)
 
     def _set_solution(self, x: Array, lam: float) -> None:
         active = self._active()
@@ -314,7 +349,7 @@ class GenericModel(PerformanceModel):
         self.exponent = float(x[len(active)]) if self.exponent_fitted else 1.0
         self.lam = float(lam)
 
-    def _choose_lambda(self, frame: pd.DataFrame, seed: int) -> float:
+    def _choose_lambda(self, frame: pd.DataFrame, seed: int, warm) -> float:
         """Inner k-fold over the training points; the largest weight within 2% of the best error."""
         if len(self.lambdas) == 1:
             self.inner_cv_mape = {}
@@ -329,7 +364,8 @@ class GenericModel(PerformanceModel):
             errors = []
             for train, test in splits:
                 inner = self._clone(lambdas=[lam])
-                inner._fit_fixed_lambda(frame.iloc[train].reset_index(drop=True), seed, cheap=True)
+                subset = frame.iloc[train].reset_index(drop=True)
+                inner._fit_fixed_lambda(subset, seed, cheap=True, warm=warm)
                 pred = inner.predict(frame.iloc[test])
                 errors.append(np.abs(pred - measured[test]) / measured[test])
             scores[lam] = float(np.mean(np.concatenate(errors)) * 100)
@@ -350,11 +386,14 @@ class GenericModel(PerformanceModel):
             raise InsufficientData("epoch times must be positive to fit relative errors")
         return frame
 
-    def _fit_fixed_lambda(self, frame: pd.DataFrame, seed: int, cheap: bool = False) -> None:
+    def _fit_fixed_lambda(
+        self, frame: pd.DataFrame, seed: int, cheap: bool = False, warm=None
+    ) -> None:
         self._prepare(frame)
         if not self._active():
             raise InsufficientData("no term of the generic model is identifiable from these points")
-        self._set_solution(self._search(frame, self.lambdas[0], seed, cheap), self.lambdas[0])
+        lam = self.lambdas[0]
+        self._set_solution(self._search(frame, lam, seed, cheap, warm), lam)
 
     def fit(self, frame: pd.DataFrame, seed: int = 0) -> GenericModel:
         frame = self._check(frame)
@@ -363,9 +402,15 @@ class GenericModel(PerformanceModel):
         self._prepare(frame)
         if not self._active():
             raise InsufficientData("no term of the generic model is identifiable from these points")
-        lam = self._choose_lambda(frame, seed)
-        self._prepare(frame)  # the inner fits used their own subsets
-        self._set_solution(self._search(frame, lam, seed), lam)
+        # A full global search with the weakest penalty first; the inner-CV refits and the
+        # search with the chosen penalty start from its solution.
+        weakest = float(min(self.lambdas))
+        self._set_solution(self._search(frame, weakest, seed), weakest)
+        warm = (dict(self.values), self.exponent)
+        lam = self._choose_lambda(frame, seed, warm)
+        if lam != weakest:
+            self._prepare(frame)
+            self._set_solution(self._search(frame, lam, seed, warm=warm), lam)
         measured = frame[TARGET].to_numpy(float)
         self.train_mape = float(np.mean(np.abs(self.predict(frame) - measured) / measured) * 100)
         return self
@@ -389,6 +434,7 @@ class GenericModel(PerformanceModel):
         measured = frame[TARGET].to_numpy(float)
         residuals = (measured - self.predict(frame)) / self.predict(frame)
         rng = np.random.default_rng(seed)
+        warm = (dict(self.values), self.exponent)
         samples = []
         for _ in range(self.bootstrap_n):
             idx = np.sort(rng.integers(0, len(frame), len(frame)))
@@ -397,7 +443,7 @@ class GenericModel(PerformanceModel):
                 continue
             refit = self._clone(lambdas=[self.lam])
             try:
-                refit._fit_fixed_lambda(resample, seed, cheap=True)
+                refit._fit_fixed_lambda(resample, seed, cheap=True, warm=warm)
             except InsufficientData:
                 continue
             samples.append({"values": refit.values, "exponent": refit.exponent})
