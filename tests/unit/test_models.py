@@ -203,3 +203,14 @@ def test_same_data_and_seed_give_byte_identical_artifacts(tmp_path):
     first = dumps_json(fit_framework(frame, "pytorch", models, seed=7))
     second = dumps_json(fit_framework(frame.copy(), "pytorch", models, seed=7))
     assert first.encode() == second.encode()
+
+
+def test_extrap_reports_unavailable_when_the_package_is_missing(monkeypatch):
+    import sys
+
+    for module in [m for m in sys.modules if m == "extrap" or m.startswith("extrap.")]:
+        monkeypatch.setitem(sys.modules, module, None)
+    monkeypatch.setitem(sys.modules, "extrap", None)
+    entry = fit_one("extrap", {}, points(), seed=0)
+    assert entry["status"] == "unavailable"
+    assert "pip install --no-deps 'extrap==4.2.5'" in entry["reason"]
