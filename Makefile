@@ -20,6 +20,8 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[workflow,test]'
+	# Extra-P declares numpy~=1.18 but runs on NumPy 2; its real needs are in pyproject.
+	$(BIN)/python -m pip install --quiet --no-deps 'extrap==4.2.5'
 	touch $@
 
 run: setup

@@ -81,10 +81,17 @@ def cmd_fit(args: argparse.Namespace) -> int:
     config = _config_sections(args)
     seed = args.seed if args.seed is not None else config["seed"]
     artifact = stages.fit(args.timings, args.framework, config["models"], seed, args.out)
-    for network, info in artifact["networks"].items():
+    groups = list(artifact["networks"].items())
+    if "all_networks" in artifact:
+        groups.append(("all networks", artifact["all_networks"]))
+    for network, info in groups:
         for name, entry in info["models"].items():
-            detail = f"train MAPE {entry['train_mape']:.2f}%" if entry["status"] == "ok" else entry["reason"]
+            if entry["status"] == "ok":
+                detail = f"train MAPE {entry['train_mape']:.2f}%"
+            else:
+                detail = entry["reason"]
             print(f"{args.framework}/{network}/{name}: {entry['status']} ({detail})")
+    print(f"-> {args.out}")
     return 0
 
 
@@ -133,31 +140,94 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_artifact(path: str) -> dict:
+    from dlperf.io import read_json
+
+    try:
+        artifact = read_json(path)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not a model artifact (invalid JSON: {exc}); "
+                         "write one with `dlperf fit`") from None
+    if not isinstance(artifact, dict) or "networks" not in artifact:
+        raise ValueError(f"{path} is not a model artifact; write one with `dlperf fit`")
+    return artifact
+
+
+def _network(artifact: dict, requested: str | None) -> str:
+    networks = list(artifact["networks"])
+    if requested:
+        return requested
+    if len(networks) == 1:
+        return networks[0]
+    raise ValueError(
+        f"the artifact covers several networks ({', '.join(networks)}); choose one with --network"
+    )
+
+
 def cmd_predict(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from dlperf.io import read_json
-    from dlperf.models.artifact import load_model
+    from dlperf.models.prediction import predict_rows
 
-    artifact = read_json(args.model)
-    network = args.network or next(iter(artifact["networks"]))
-    model = load_model(artifact, network, args.model_name)
-    rows = pd.DataFrame(
-        {"nodes": [args.nodes], "procs": [args.procs], "batch_size": [args.batch_size], "data_size": [args.data_size]}
+    artifact = _read_artifact(args.model)
+    network = _network(artifact, args.network)
+    given = {"nodes": args.nodes, "procs": args.procs, "batch_size": args.batch_size,
+             "data_size": args.data_size}
+    n_rows = max(len(v) for v in given.values())
+    uneven = [f"--{k.replace('_', '-')}" for k, v in given.items() if len(v) not in (1, n_rows)]
+    if uneven:
+        raise ValueError(f"{', '.join(uneven)} must have one value or {n_rows} (one per row)")
+    rows = pd.DataFrame({k: v * n_rows if len(v) == 1 else v for k, v in given.items()})
+    if args.param_count:
+        rows["param_count"] = args.param_count
+    if args.flops_per_sample:
+        rows["flops_per_sample"] = args.flops_per_sample
+    table = predict_rows(artifact, network, args.model_name, rows, level=args.level)
+    table["total_time_s"] = table["epoch_time_s"] * args.epochs
+    if args.json:
+        print(json.dumps({
+            "framework": artifact["framework"], "network": network, "model": args.model_name,
+            "epochs": args.epochs, "level": args.level,
+            "predictions": json.loads(table.to_json(orient="records")),
+        }, indent=2))
+    else:
+        print(f"{artifact['framework']}/{network}, model {args.model_name}, "
+              f"{args.level:.0%} prediction interval (lo..hi):")
+        print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from dlperf.models.planning import parse_duration, plan
+
+    artifact = _read_artifact(args.model)
+    network = _network(artifact, args.network)
+    if args.samples is not None:
+        data_size = args.data_size or args.samples
+        epochs = args.samples / data_size
+    elif args.data_size is not None:
+        data_size, epochs = args.data_size, args.epochs
+    else:
+        raise ValueError("give the work to do: --data-size D [--epochs E] or --samples N")
+    deadline = parse_duration(args.deadline)
+    table, choice = plan(
+        artifact, network, args.model_name, args.batch_size, data_size, epochs, deadline,
+        args.gpus_per_node, args.max_procs, args.objective, args.safe, args.level,
     )
-    epoch = float(model.predict(rows)[0])
-    result = {
-        "framework": artifact["framework"],
-        "network": network,
-        "model": args.model_name,
-        "nodes": args.nodes,
-        "procs": args.procs,
-        "batch_size": args.batch_size,
-        "data_size": args.data_size,
-        "epoch_time_s": epoch,
-        "samples_per_s": args.data_size / epoch,
-    }
-    print(json.dumps(result, indent=2))
+    columns = ["nodes", "procs", "epoch_time_s", "epoch_time_lo_s", "epoch_time_hi_s",
+               "total_time_s", "gpu_hours", "meets_deadline"]
+    print(f"{artifact['framework']}/{network}, model {args.model_name}: "
+          f"batch {args.batch_size}/worker, "
+          f"{data_size} samples x {epochs:g} epochs, deadline {deadline:g} s")
+    print(table[columns].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    if choice is None:
+        fastest = table.sort_values("total_time_s").iloc[0]
+        print(f"no layout up to {args.max_procs} workers meets the deadline; the fastest is "
+              f"{int(fastest['procs'])} workers on {int(fastest['nodes'])} node(s) at "
+              f"{fastest['total_time_s']:.4g} s. Raise --max-procs or the deadline.")
+        return 1
+    print(f"choice ({args.objective}): {int(choice['procs'])} workers on {int(choice['nodes'])} "
+          f"node(s): {choice['total_time_s']:.4g} s, {choice['gpu_hours']:.4g} GPU-hours")
     return 0
 
 
@@ -255,15 +325,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="index.html to write")
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("predict", help="predict epoch time from a model artifact")
-    p.add_argument("--model", required=True, help="model artifact, e.g. results/models/pytorch.json")
+    p = sub.add_parser("predict", help="predict epoch time and throughput from a model artifact")
+    p.add_argument("--model", required=True, help="model artifact (results/models/<fw>.json)")
+    p.add_argument("--model-name", default="generic", help="which model of the artifact")
+    p.add_argument("--network", help="needed when the artifact covers several networks")
+    p.add_argument("--nodes", type=int, nargs="+", default=[1])
+    p.add_argument("--procs", type=int, nargs="+", required=True, help="one value, or one per row")
+    p.add_argument("--batch-size", type=int, nargs="+", required=True, help="per worker")
+    p.add_argument("--data-size", type=int, nargs="+", required=True, help="samples per epoch")
+    p.add_argument("--epochs", type=float, default=1.0)
+    p.add_argument("--level", type=float, default=0.9, help="prediction-interval level (0.9)")
+    p.add_argument("--param-count", type=float, help="W of an unseen network (generic_xnet)")
+    p.add_argument("--flops-per-sample", type=float, help="F of an unseen network (generic_xnet)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=cmd_predict)
+
+    p = sub.add_parser("plan", help="fewest workers (or cheapest GPU-hours) that meet a deadline")
+    p.add_argument("--model", required=True, help="model artifact (results/models/<fw>.json)")
     p.add_argument("--model-name", default="generic")
     p.add_argument("--network")
-    p.add_argument("--nodes", type=int, default=1)
-    p.add_argument("--procs", type=int, required=True)
-    p.add_argument("--batch-size", type=int, required=True)
-    p.add_argument("--data-size", type=int, required=True)
-    p.set_defaults(func=cmd_predict)
+    p.add_argument("--batch-size", type=int, required=True, help="per worker")
+    p.add_argument("--data-size", type=int, help="samples per epoch")
+    p.add_argument("--epochs", type=float, default=1.0)
+    p.add_argument("--samples", type=float, help="total samples to train on (instead of --epochs)")
+    p.add_argument("--deadline", required=True, help="seconds, or with a unit: 90m, 2h, 1d")
+    p.add_argument("--gpus-per-node", type=int, default=8)
+    p.add_argument("--max-procs", type=int, default=64, help="largest worker count to consider")
+    p.add_argument("--objective", choices=["workers", "cost"], default="workers")
+    p.add_argument("--safe", action="store_true",
+                   help="meet the deadline at the prediction interval's upper end")
+    p.add_argument("--level", type=float, default=0.9)
+    p.set_defaults(func=cmd_plan)
 
     p = sub.add_parser("archive", help="write one file holding the whole study, with checksums")
     p.add_argument("--results", default="results", help="the results directory (default: results)")

@@ -28,9 +28,10 @@ def aggregate(records: Sequence[PathLike], timings_csv: PathLike, timings_parque
 
 
 def fit(timings_csv: PathLike, framework: str, models: dict, seed: int, out: PathLike) -> dict:
+    from dlperf.external import load_points
     from dlperf.models.artifact import fit_framework
 
-    points = tables.to_points(tables.read_timings(timings_csv))
+    points = load_points(timings_csv)
     if not (points["framework"] == framework).any():
         raise ValueError(
             f"{timings_csv} has no successful run of framework {framework!r}; "
@@ -51,9 +52,10 @@ def validate(
     out_summary: PathLike,
     n_boot: int = 1000,
 ) -> pd.DataFrame:
+    from dlperf.external import load_points
     from dlperf.validate.crossval import cross_validate
 
-    points = tables.to_points(tables.read_timings(timings_csv))
+    points = load_points(timings_csv)
     predictions, summary = cross_validate(points, framework, models, protocols, seed, n_boot)
     tables.write_csv(predictions, out_points)
     tables.write_csv(summary, out_summary)

@@ -45,6 +45,8 @@ TIMING_COLUMNS = CONFIG_COLUMNS + [
     "start_time",
     "source",
 ]
+# Optional per-network features carried from the timings into the points when present.
+NETWORK_FEATURES = ["param_count", "flops_per_sample"]
 FAILURE_COLUMNS = CONFIG_COLUMNS + ["status", "error", "hostname", "slurm_job_id", "record"]
 
 
@@ -196,12 +198,15 @@ def to_points(timings: pd.DataFrame) -> pd.DataFrame:
                                   "epoch_time_q75_s", "samples_per_s", "n_reps"]
         )
     grouped = timings.groupby(POINT_KEYS, sort=True, dropna=False)
+    # Network features (for across-network models) are the same in every repetition.
+    features = {c: (c, "first") for c in NETWORK_FEATURES if c in timings.columns}
     points = grouped.agg(
         epoch_time_s=("epoch_time_s", "median"),
         epoch_time_q25_s=("epoch_time_s", lambda s: s.quantile(0.25)),
         epoch_time_q75_s=("epoch_time_s", lambda s: s.quantile(0.75)),
         samples_per_s=("samples_per_s", "median"),
         n_reps=("epoch_time_s", "size"),
+        **features,
     ).reset_index()
     points["iters_per_epoch"] = np.ceil(
         points["data_size"] / (points["procs"] * points["batch_size"])

@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
-from .base import FEATURES, TARGET, InsufficientData, PerformanceModel
-from .generic import GenericModel
+from .base import FEATURES, TARGET, InsufficientData, ModelUnavailable, PerformanceModel
+from .castello import CastelloModel
+from .ernest import ErnestModel
+from .extrap_pmnf import ExtraPModel
+from .generic import GenericAcrossNetworks, GenericModel
+from .linreg_sfs import LinregSFSModel
+from .usl import USLModel
 
 MODELS: dict[str, type[PerformanceModel]] = {
-    GenericModel.name: GenericModel,
+    cls.name: cls
+    for cls in (
+        GenericModel,
+        USLModel,
+        ErnestModel,
+        ExtraPModel,
+        LinregSFSModel,
+        CastelloModel,
+        GenericAcrossNetworks,
+    )
 }
+# The six fitted by default: the generic model and the five baselines.
+DEFAULT_MODELS = ["generic", "usl", "ernest", "extrap", "linreg_sfs", "castello"]
 
 
 def make_model(name: str, settings: dict | None = None) -> PerformanceModel:
@@ -17,7 +33,10 @@ def make_model(name: str, settings: dict | None = None) -> PerformanceModel:
         raise ValueError(
             f"unknown performance model {name!r}; choose from {', '.join(MODELS)}"
         ) from None
-    return cls(**(settings or {}))
+    try:
+        return cls(**(settings or {}))
+    except TypeError as exc:
+        raise ValueError(f"bad settings for performance model {name!r}: {exc}") from None
 
 
 def model_from_dict(data: dict) -> PerformanceModel:
@@ -25,10 +44,12 @@ def model_from_dict(data: dict) -> PerformanceModel:
 
 
 __all__ = [
+    "DEFAULT_MODELS",
     "FEATURES",
     "MODELS",
     "TARGET",
     "InsufficientData",
+    "ModelUnavailable",
     "PerformanceModel",
     "make_model",
     "model_from_dict",

@@ -10,7 +10,7 @@ import pandas as pd
 import dlperf
 from dlperf.io import SCHEMA_VERSION
 
-from . import InsufficientData, make_model, model_from_dict
+from . import MODELS, InsufficientData, ModelUnavailable, make_model, model_from_dict
 from .base import FEATURES, TARGET
 from .generic import GenericModel
 
@@ -23,14 +23,18 @@ def fit_one(name: str, settings: dict, points: pd.DataFrame, seed: int) -> dict:
     """One model's artifact entry; a model that cannot be fitted says why instead of failing."""
     try:
         model = make_model(name, settings).fit(points, seed)
+    except ModelUnavailable as exc:
+        return {"model": name, "status": "unavailable", "reason": str(exc)}
     except InsufficientData as exc:
         return {"model": name, "status": "insufficient_data", "reason": str(exc)}
     entry = {"status": "ok", **model.to_dict()}
     measured = points[TARGET].to_numpy(float)
     predicted = model.predict(points)
+    entry["train_points"] = int(len(points))
     entry["train_mape"] = _finite(float(np.mean(np.abs(predicted - measured) / measured) * 100))
     if isinstance(model, GenericModel):
         entry["breakdown"] = breakdown_table(model, points)
+        entry["bootstrap"] = model.bootstrap(points, seed)
     return entry
 
 
@@ -42,6 +46,7 @@ def breakdown_table(model: GenericModel, points: pd.DataFrame) -> list[dict]:
     for i in range(len(points)):
         rows.append(
             {
+                **({"network": str(points["network"].iloc[i])} if "network" in points else {}),
                 **{k: int(points[k].iloc[i]) for k in FEATURES},
                 "measured_s": float(points[TARGET].iloc[i]),
                 "predicted_s": float(total.iloc[i]),
@@ -56,17 +61,23 @@ def breakdown_table(model: GenericModel, points: pd.DataFrame) -> list[dict]:
 
 
 def fit_framework(points: pd.DataFrame, framework: str, models: dict[str, dict], seed: int) -> dict:
-    """The model artifact of one framework: every model, per network."""
-    selected = points[points["framework"] == framework]
+    """The model artifact of one framework: every model per network, and the across-network
+    models (``generic_xnet``) once over all networks."""
+    selected = points[points["framework"] == framework].reset_index(drop=True)
+    per_network = {n: s for n, s in models.items() if not _across_networks(n)}
+    across = {n: s for n, s in models.items() if _across_networks(n)}
     networks = {}
     for network, group in selected.groupby("network", sort=True):
         group = group.reset_index(drop=True)
         networks[network] = {
             "points": int(len(group)),
-            "device": sorted(group["device"].unique().tolist()),
-            "models": {name: fit_one(name, settings or {}, group, seed) for name, settings in models.items()},
+            "device": sorted(group["device"].astype(str).unique().tolist()),
+            "models": {
+                name: fit_one(name, settings or {}, group, seed)
+                for name, settings in per_network.items()
+            },
         }
-    return {
+    artifact = {
         "schema_version": SCHEMA_VERSION,
         "framework": framework,
         "dlperf_version": dlperf.__version__,
@@ -75,17 +86,48 @@ def fit_framework(points: pd.DataFrame, framework: str, models: dict[str, dict],
         "features": FEATURES,
         "networks": networks,
     }
+    if across:
+        artifact["all_networks"] = {
+            "points": int(len(selected)),
+            "networks": sorted(networks),
+            "models": {
+                name: fit_one(name, settings or {}, selected, seed)
+                for name, settings in across.items()
+            },
+        }
+    return artifact
+
+
+def _across_networks(name: str) -> bool:
+    return bool(getattr(MODELS.get(name), "across_networks", False))
+
+
+ALL_NETWORKS = "all"
+
+
+def model_entry(artifact: dict, network: str, name: str) -> dict:
+    """The artifact entry of one model; across-network models live under ``all_networks``."""
+    if _across_networks(name):
+        entry = artifact.get("all_networks", {}).get("models", {}).get(name)
+    else:
+        entry = artifact.get("networks", {}).get(network, {}).get("models", {}).get(name)
+    if entry is None:
+        available = {n: list(v["models"]) for n, v in artifact.get("networks", {}).items()}
+        if "all_networks" in artifact:
+            available[ALL_NETWORKS] = list(artifact["all_networks"]["models"])
+        raise KeyError(
+            f"the artifact for {artifact.get('framework')} has no model {name!r} for network "
+            f"{network!r}; it has {available}. Pick one of those with --network/--model-name, or "
+            "add the model to the config's models: and fit again"
+        )
+    return entry
 
 
 def load_model(artifact: dict, network: str, name: str):
-    try:
-        entry = artifact["networks"][network]["models"][name]
-    except KeyError:
-        available = {n: list(v["models"]) for n, v in artifact.get("networks", {}).items()}
-        raise KeyError(
-            f"the artifact for {artifact.get('framework')} has no model {name!r} for network "
-            f"{network!r}; it has {available}"
-        ) from None
+    entry = model_entry(artifact, network, name)
     if entry.get("status") != "ok":
-        raise InsufficientData(f"model {name!r} for {network!r} was not fitted: {entry.get('reason')}")
+        raise InsufficientData(
+            f"model {name!r} for {network!r} was not fitted ({entry.get('status')}): "
+            f"{entry.get('reason')}"
+        )
     return model_from_dict(entry)

@@ -17,9 +17,31 @@ class InsufficientData(ValueError):
     """The data cannot support this model (too few points or levels)."""
 
 
+class ModelUnavailable(InsufficientData):
+    """The model's software cannot run here (e.g. an optional package is not installed)."""
+
+
 def iterations(frame: pd.DataFrame) -> np.ndarray:
     """I(p, b, d) = ceil(d / (p b)): iterations per worker per epoch."""
-    return np.ceil(frame["data_size"].to_numpy(float) / (frame["procs"].to_numpy(float) * frame["batch_size"].to_numpy(float)))
+    data = frame["data_size"].to_numpy(float)
+    global_batch = frame["procs"].to_numpy(float) * frame["batch_size"].to_numpy(float)
+    return np.ceil(data / global_batch)
+
+
+def iteration_seconds(frame: pd.DataFrame) -> np.ndarray:
+    """Measured epoch time spread over the epoch's iterations (baselines model this)."""
+    return frame[TARGET].to_numpy(float) / iterations(frame)
+
+
+def positive_target(frame: pd.DataFrame, model: str) -> np.ndarray:
+    target = frame[TARGET].to_numpy(float)
+    if not np.all(np.isfinite(target)) or np.any(target <= 0):
+        raise InsufficientData(f"{model} needs positive, finite epoch times")
+    return target
+
+
+def levels(frame: pd.DataFrame, column: str) -> int:
+    return int(frame[column].nunique())
 
 
 class PerformanceModel(ABC):
@@ -30,7 +52,8 @@ class PerformanceModel(ABC):
     def check_enough(self, frame: pd.DataFrame) -> None:
         if len(frame) < self.min_points:
             raise InsufficientData(
-                f"{self.name} needs at least {self.min_points} measured configurations, got {len(frame)}"
+                f"{self.name} needs at least {self.min_points} measured configurations, "
+                f"got {len(frame)}"
             )
 
     @abstractmethod

@@ -3,11 +3,16 @@
     T(p, n, b, d) = c0 + I(p, b, d) * t_iter,   I = ceil(d / (p b))
     t_iter        = c1 + c2 b^a + c3 (p-1)/p + c4 ceil(log2 p) + c5 [n>1] (p-1)/p
 
-The terms are data (:data:`TERMS`), so a configuration can drop or add one. The
-constants are found by differential evolution inside bounds, minimising the
-mean squared relative error plus an L1 penalty on the scaled constants; the
-penalty's weight is chosen by inner cross-validation. Terms the data do not
-support go to zero and are reported as switched off.
+The terms are data (:data:`TERMS`), so a configuration can drop one or add one
+of the optional terms. The constants are found by differential evolution
+inside bounds, minimising the mean squared relative error plus an L1 penalty
+on the scaled constants; the penalty's weight is chosen by inner
+cross-validation. Terms the data cannot identify are left out before the
+search and terms the penalty drives to zero are reported as switched off.
+
+``generic_xnet`` is the same model fitted across networks: the compute term
+scales with FLOPs per sample F and the gradient-exchange terms with the
+parameter count W, so one set of constants covers every network of a framework.
 """
 
 from __future__ import annotations
@@ -28,67 +33,79 @@ Array = np.ndarray
 
 
 @dataclass(frozen=True)
+class Extrinsic:
+    """The configuration of each row as float arrays."""
+
+    p: Array
+    n: Array
+    b: Array
+
+    @classmethod
+    def of(cls, frame: pd.DataFrame) -> Extrinsic:
+        return cls(
+            frame["procs"].to_numpy(float),
+            frame["nodes"].to_numpy(float),
+            frame["batch_size"].to_numpy(float),
+        )
+
+
+@dataclass(frozen=True)
 class Term:
     name: str
     constant: str
     formula: str
     per_iteration: bool  # multiplied by I(p, b, d), or paid once per epoch
     description: str
-    feature: Callable[[Array, Array, Array], Array]  # (p, n, b) -> value; compute takes b^a apart
+    feature: Callable[[Extrinsic], Array]  # value at unit constant; compute takes b^a apart
     uses_exponent: bool = False
-
-
-def _ones(p: Array, n: Array, b: Array) -> Array:
-    return np.ones_like(p, dtype=float)
+    # Across networks: the per-network feature this term scales with (a timings column).
+    intrinsic: str | None = None
 
 
 TERMS: dict[str, Term] = {
     term.name: term
     for term in (
-        Term("fixed", "c0", "c0", False, "fixed time per epoch (start-up, evaluation)", _ones),
-        Term("overhead", "c1", "c1", True, "framework overhead per iteration", _ones),
-        Term(
-            "compute",
-            "c2",
-            "c2*b^a",
-            True,
-            "computation of one worker's batch",
-            lambda p, n, b: b.astype(float),
-            uses_exponent=True,
-        ),
-        Term(
-            "allreduce_bw",
-            "c3",
-            "c3*(p-1)/p",
-            True,
-            "bandwidth part of a ring all-reduce of the gradient",
-            lambda p, n, b: (p - 1.0) / p,
-        ),
-        Term(
-            "allreduce_lat",
-            "c4",
-            "c4*ceil(log2 p)",
-            True,
-            "latency part of the all-reduce / synchronisation",
-            lambda p, n, b: np.ceil(np.log2(p)),
-        ),
-        Term(
-            "internode",
-            "c5",
-            "c5*[n>1]*(p-1)/p",
-            True,
-            "penalty of the slower network between nodes",
-            lambda p, n, b: (n > 1) * (p - 1.0) / p,
-        ),
+        Term("fixed", "c0", "c0", False, "fixed time per epoch (start-up, evaluation)",
+             lambda x: np.ones_like(x.p)),
+        Term("overhead", "c1", "c1", True, "framework overhead per iteration",
+             lambda x: np.ones_like(x.p)),
+        Term("compute", "c2", "c2*b^a", True, "computation of one worker's batch",
+             lambda x: x.b, uses_exponent=True, intrinsic="flops_per_sample"),
+        Term("allreduce_bw", "c3", "c3*(p-1)/p", True,
+             "bandwidth part of a ring all-reduce of the gradient",
+             lambda x: (x.p - 1.0) / x.p, intrinsic="param_count"),
+        Term("allreduce_lat", "c4", "c4*ceil(log2 p)", True,
+             "latency part of the all-reduce / synchronisation",
+             lambda x: np.ceil(np.log2(x.p))),
+        Term("internode", "c5", "c5*[n>1]*(p-1)/p", True,
+             "penalty of the slower network between nodes",
+             lambda x: (x.n > 1) * (x.p - 1.0) / x.p, intrinsic="param_count"),
+        # Optional terms, not in the default list: add them in config to test a hypothesis.
+        Term("sync_linear", "c6", "c6*(p-1)", True,
+             "synchronisation that grows linearly with workers (parameter server, all-gather)",
+             lambda x: x.p - 1.0),
+        Term("per_sample", "c7", "c7*b", True,
+             "per-sample host work (data loading, copies) apart from the compute curve",
+             lambda x: x.b),
     )
 }
-DEFAULT_TERMS = list(TERMS)
-DEFAULT_LAMBDAS = [0.0, 1e-5, 1e-4, 1e-3]
+DEFAULT_TERMS = ["fixed", "overhead", "compute", "allreduce_bw", "allreduce_lat", "internode"]
+DEFAULT_LAMBDAS = [0.0, 1e-4, 1e-3, 1e-2]
+# Which term keeps its column when two cannot be told apart from the data: the one that
+# explains the time physically (compute before overhead, communication before fixed).
+IDENTIFY_ORDER = ["compute", "allreduce_bw", "allreduce_lat", "internode", "sync_linear",
+                  "overhead", "per_sample", "fixed"]
 
 
-def formula_text(terms: list[str]) -> str:
-    fixed = [TERMS[t].formula for t in terms if not TERMS[t].per_iteration]
-    per_iter = [TERMS[t].formula for t in terms if TERMS[t].per_iteration]
+def formula_text(terms: list[str], across_networks: bool = False) -> str:
+    def text(t: str) -> str:
+        term = TERMS[t]
+        if across_networks and term.intrinsic:
+            return f"{term.formula}*{'F' if term.intrinsic == 'flops_per_sample' else 'W'}"
+        return term.formula
+
+    fixed = [text(t) for t in terms if not TERMS[t].per_iteration]
+    per_iter = [text(t) for t in terms if TERMS[t].per_iteration]
     parts = fixed + ([f"ceil(d/(p*b)) * ({' + '.join(per_iter)})"] if per_iter else [])
     return "T = " + " + ".join(parts)
 
@@ -97,6 +114,7 @@ class GenericModel(PerformanceModel):
     name = "generic"
     description = "generic model: c0 + I*(overhead + compute b^a + all-reduce + inter-node), DE fit"
     min_points = 3
+    across_networks = False
 
     def __init__(
         self,
@@ -104,181 +122,351 @@ class GenericModel(PerformanceModel):
         lambdas: list[float] | None = None,
         inner_folds: int = 3,
         exponent_bounds: tuple[float, float] = (0.3, 1.5),
-        popsize: int = 20,
-        maxiter: int = 300,
-        tol: float = 1e-8,
+        popsize: int = 12,
+        maxiter: int = 200,
+        tol: float = 1e-7,
+        bootstrap: int = 20,
     ) -> None:
         self.terms = list(terms) if terms is not None else list(DEFAULT_TERMS)
         unknown = [t for t in self.terms if t not in TERMS]
-        if unknown or not self.terms:
+        if unknown:
             raise ValueError(
                 f"unknown generic-model term(s) {unknown}; choose from {', '.join(TERMS)}"
-                if unknown
-                else "the generic model needs at least one term"
             )
+        if not self.terms:
+            raise ValueError("the generic model needs at least one term; list some under terms:")
         self.lambdas = list(lambdas) if lambdas is not None else list(DEFAULT_LAMBDAS)
-        self.inner_folds = inner_folds
-        self.exponent_bounds = tuple(exponent_bounds)
-        self.popsize = popsize
-        self.maxiter = maxiter
-        self.tol = tol
+        self.inner_folds = int(inner_folds)
+        self.exponent_bounds = (float(exponent_bounds[0]), float(exponent_bounds[1]))
+        self.popsize = int(popsize)
+        self.maxiter = int(maxiter)
+        self.tol = float(tol)
+        self.bootstrap_n = int(bootstrap)
         # fitted state
         self.values: dict[str, float] = {}
         self.bounds: dict[str, tuple[float, float]] = {}
         self.scales: dict[str, float] = {}
         self.inactive: dict[str, str] = {}
         self.exponent = 1.0
+        self.exponent_fitted = True
         self.lam = 0.0
         self.inner_cv_mape: dict[str, float] = {}
         self.train_mape = math.nan
+        self.network_features: dict[str, dict[str, float]] = {}
+
+    def settings(self) -> dict:
+        return {
+            "terms": self.terms,
+            "lambdas": self.lambdas,
+            "inner_folds": self.inner_folds,
+            "exponent_bounds": list(self.exponent_bounds),
+            "popsize": self.popsize,
+            "maxiter": self.maxiter,
+            "tol": self.tol,
+            "bootstrap": self.bootstrap_n,
+        }
 
     # -- features ---------------------------------------------------------------------------
 
-    @staticmethod
-    def _arrays(frame: pd.DataFrame) -> tuple[Array, Array, Array, Array]:
-        p = frame["procs"].to_numpy(float)
-        n = frame["nodes"].to_numpy(float)
-        b = frame["batch_size"].to_numpy(float)
-        return p, n, b, iterations(frame)
+    def _intrinsic(self, frame: pd.DataFrame, column: str) -> Array:
+        """Per-row network feature (F or W); missing values are filled from the fitted networks."""
+        values = (
+            pd.to_numeric(frame[column], errors="coerce").to_numpy(float)
+            if column in frame.columns
+            else np.full(len(frame), np.nan)
+        )
+        if np.isnan(values).any() and "network" in frame.columns and self.network_features:
+            known = frame["network"].map(
+                lambda net: self.network_features.get(net, {}).get(column, np.nan)
+            ).to_numpy(float)
+            values = np.where(np.isnan(values), known, values)
+        if np.isnan(values).any() or (values <= 0).any():
+            raise InsufficientData(
+                f"{self.name} needs a positive {column} for every row (across-network fits scale "
+                "terms by it); add the column to the timings table or fit per network with "
+                "'generic'"
+            )
+        return values
 
-    def _columns(self, frame: pd.DataFrame, exponent: float | Array) -> dict[str, Array]:
-        """Seconds-per-unit-constant of every term at every row: (rows,) or (rows, S) arrays."""
-        p, n, b, iters = self._arrays(frame)
+    def _columns(self, frame: pd.DataFrame, exponent: float) -> dict[str, Array]:
+        """Seconds per unit constant of every term at every row."""
+        x = Extrinsic.of(frame)
+        iters = iterations(frame)
         cols = {}
         for name in self.terms:
             term = TERMS[name]
+            value = term.feature(x).astype(float)
             if term.uses_exponent:
-                base = term.feature(p, n, b)
-                value = base[:, None] ** np.atleast_1d(exponent)[None, :]
-                value = value[:, 0] if np.ndim(exponent) == 0 else value
-            else:
-                value = term.feature(p, n, b)
-            if term.per_iteration:
-                value = (iters[:, None] * value) if value.ndim == 2 else iters * value
-            cols[name] = value
+                value = value**exponent
+            if self.across_networks and term.intrinsic:
+                value = value * self._intrinsic(frame, term.intrinsic)
+            cols[name] = iters * value if term.per_iteration else value
         return cols
 
     # -- fitting ------------------------------------------------------------------------------
 
     def _prepare(self, frame: pd.DataFrame) -> None:
-        """Which terms the data can identify, and each constant's bounds and scale."""
+        """Which terms the data identify, whether the exponent is fitted, bounds and scales."""
         target = frame[TARGET].to_numpy(float)
-        self.inactive = {}
-        self.bounds, self.scales = {}, {}
-        lo_a, hi_a = self.exponent_bounds
+        self.inactive, self.bounds, self.scales = {}, {}, {}
         at_one = self._columns(frame, 1.0)
-        for name in self.terms:
+        kept: list[str] = []
+        for name in sorted(self.terms, key=IDENTIFY_ORDER.index):
             col = at_one[name]
             if not np.any(col > 0):
-                self.inactive[name] = "not identifiable: its feature is zero at every measured point"
+                self.inactive[name] = "not identifiable: its feature is zero at every point"
                 continue
-            ratios = [target[col > 0] / col[col > 0]]
-            if TERMS[name].uses_exponent:
-                for a in (lo_a, hi_a):
-                    c = self._columns(frame, a)[name]
-                    ratios.append(target[c > 0] / c[c > 0])
-            upper = float(max(r.max() for r in ratios))
-            self.bounds[name] = (0.0, upper)
-            self.scales[name] = float(np.median(ratios[0]))
+            # A column inside the span of the kept ones cannot be told apart from them.
+            basis = np.column_stack([at_one[k] for k in kept] + [col]) / target[:, None]
+            basis = basis / np.linalg.norm(basis, axis=0)
+            if np.linalg.matrix_rank(basis, tol=1e-8) <= len(kept):
+                self.inactive[name] = (
+                    "not identifiable: at the measured points it varies like "
+                    f"{' + '.join(kept)}, which carries its time"
+                )
+                continue
+            kept.append(name)
+        self.exponent_fitted = self._exponent_identifiable(frame)
+        self._keep_degrees_of_freedom(len(frame))
+        lo_a, hi_a = self.exponent_bounds
+        exponents = (lo_a, hi_a, 1.0) if self.exponent_fitted else (1.0,)
+        for name in self._active():
+            ratios = []
+            for a in exponents:
+                c = self._columns(frame, a)[name]
+                ratios.append(target[c > 0] / c[c > 0])
+            self.bounds[name] = (0.0, float(max(r.max() for r in ratios)))
+            self.scales[name] = float(np.median(ratios[-1]))
+
+    def _keep_degrees_of_freedom(self, n_points: int) -> None:
+        """Never interpolate: as many free constants as points fits noise and extrapolates badly,
+        so the least-priority terms are left out until one residual degree of freedom remains."""
+        while len(self._active()) > 1 and len(self._active()) + self.exponent_fitted >= n_points:
+            if self.exponent_fitted:
+                self.exponent_fitted = False
+                continue
+            drop = max(self._active(), key=IDENTIFY_ORDER.index)
+            self.inactive[drop] = (
+                f"left out: {n_points} measured points support fewer constants "
+                "(one residual degree of freedom is kept)"
+            )
+
+    def _exponent_identifiable(self, frame: pd.DataFrame) -> bool:
+        uses = any(TERMS[t].uses_exponent for t in self._active())
+        return uses and frame["batch_size"].nunique() >= 3
 
     def _active(self) -> list[str]:
         return [t for t in self.terms if t not in self.inactive]
 
-    def _has_exponent(self) -> bool:
-        return any(TERMS[t].uses_exponent for t in self._active())
-
     def _cost_function(self, frame: pd.DataFrame, lam: float) -> Callable[[Array], Array]:
+        """Vectorised cost: x has shape (dims,) or (dims, S) for S candidate solutions."""
         target = frame[TARGET].to_numpy(float)
         active = self._active()
-        static = np.column_stack(
-            [self._columns(frame, 1.0)[t] if not TERMS[t].uses_exponent else np.zeros(len(frame)) for t in active]
-        )
-        compute_idx = next((i for i, t in enumerate(active) if TERMS[t].uses_exponent), None)
-        p, n, b, iters = self._arrays(frame)
+        at_one = self._columns(frame, 1.0)
+        static = np.column_stack([at_one[t] for t in active]) / target[:, None]
+        exp_idx = [i for i, t in enumerate(active) if TERMS[t].uses_exponent]
+        # b^a varies with a; everything else in that column (I, F) does not.
+        b = frame["batch_size"].to_numpy(float)
         scales = np.array([self.scales[t] for t in active])
+        k = len(active)
 
         def cost(x: Array) -> Array:
             single = x.ndim == 1
             x = x[:, None] if single else x
-            consts = x[: len(active)]
+            consts = x[:k]
             pred = static @ consts
-            if compute_idx is not None:
-                a = x[len(active)]
-                pred = pred + consts[compute_idx][None, :] * iters[:, None] * b[:, None] ** a[None, :]
-            rel = (pred - target[:, None]) / target[:, None]
+            if self.exponent_fitted and exp_idx:
+                a = x[k]
+                bend = b[:, None] ** (a[None, :] - 1.0)  # b^a = b * b^(a-1)
+                for i in exp_idx:
+                    pred += (bend - 1.0) * static[:, i : i + 1] * consts[i][None, :]
+            rel = pred - 1.0
             value = np.mean(rel**2, axis=0) + lam * np.sum(consts / scales[:, None], axis=0)
             return value[0] if single else value
 
         return cost
 
-    def _search(self, frame: pd.DataFrame, lam: float, seed: int) -> Array:
+    def _search(
+        self,
+        frame: pd.DataFrame,
+        lam: float,
+        seed: int,
+        cheap: bool = False,
+        warm: tuple[dict[str, float], float] | None = None,
+    ) -> Array:
+        """Differential evolution over the active constants (and a); ``warm`` (constants by
+        term, exponent) seeds the population around a known solution for quick refits."""
         active = self._active()
         bounds = [self.bounds[t] for t in active]
-        if self._has_exponent():
+        if self.exponent_fitted:
             bounds.append(self.exponent_bounds)
+        popsize = max(5, self.popsize // 2) if cheap else self.popsize
+        init: str | Array = "latinhypercube"
+        if warm is not None:
+            init = self._population(warm, bounds, popsize * len(bounds), seed)
         result = differential_evolution(
             self._cost_function(frame, lam),
             bounds,
             seed=seed,
-            popsize=self.popsize,
-            maxiter=self.maxiter,
-            tol=self.tol,
-            init="latinhypercube",
-            polish=True,
+            # Inner-CV and bootstrap refits start near a solution and only rank lambdas or
+            # spread the constants: fewer members and generations and no polish keep them cheap.
+            popsize=popsize,
+            maxiter=self._generations(cheap, warm is not None),
+            tol=self.tol * 100 if cheap else self.tol,
+            init=init,
+            polish=not cheap,
             vectorized=True,
             updating="deferred",
         )
         return result.x
 
+    def _generations(self, cheap: bool, warm: bool) -> int:
+        if cheap:
+            return max(20, self.maxiter // 8)
+        return max(40, self.maxiter // 4) if warm else self.maxiter
+
+    def _population(
+        self, warm: tuple[dict[str, float], float], bounds: list, members: int, seed: int
+    ) -> Array:
+        """Members scattered (x e^N(0, 0.5)) around the warm solution, inside the bounds."""
+        values, exponent = warm
+        lo = np.array([b[0] for b in bounds])
+        hi = np.array([b[1] for b in bounds])
+        centre = [values.get(t, 0.0) for t in self._active()]
+        if self.exponent_fitted:
+            centre.append(exponent)
+        # A constant at zero still needs room to move: start it at 1% of its range.
+        centre = np.clip(np.maximum(np.array(centre, float), lo + 0.01 * (hi - lo)), lo, hi)
+        rng = np.random.default_rng(seed)
+        spread = centre * rng.lognormal(0.0, 0.5, size=(max(members, 5), len(bounds)))
+        spread[0] = centre
+        return np.clip(spread, lo, hi)
+
     def _set_solution(self, x: Array, lam: float) -> None:
         active = self._active()
         self.values = {t: 0.0 for t in self.terms}
-        self.values.update({t: float(v) for t, v in zip(active, x[: len(active)])})
-        self.exponent = float(x[len(active)]) if self._has_exponent() else 1.0
+        self.values.update({t: float(v) for t, v in zip(active, x[: len(active)], strict=True)})
+        self.exponent = float(x[len(active)]) if self.exponent_fitted else 1.0
         self.lam = float(lam)
 
-    def _choose_lambda(self, frame: pd.DataFrame, seed: int) -> float:
+    def _choose_lambda(self, frame: pd.DataFrame, seed: int, warm) -> float:
         """Inner k-fold over the training points; the largest weight within 2% of the best error."""
-        if len(self.lambdas) == 1 or len(frame) < 2 * self.inner_folds:
+        if len(self.lambdas) == 1:
             self.inner_cv_mape = {}
-            return float(self.lambdas[0] if len(self.lambdas) == 1 else min(self.lambdas))
+            return float(self.lambdas[0])
+        if len(frame) < 2 * self.inner_folds:
+            self.inner_cv_mape = {}
+            return float(min(self.lambdas))
         splits = kfold_indices(len(frame), self.inner_folds, seed)
+        measured = frame[TARGET].to_numpy(float)
         scores = {}
         for lam in self.lambdas:
             errors = []
             for train, test in splits:
-                inner = GenericModel(
-                    self.terms, [lam], 2, self.exponent_bounds, self.popsize, self.maxiter, self.tol
-                )
-                inner.fit(frame.iloc[train], seed)
+                inner = self._clone(lambdas=[lam])
+                subset = frame.iloc[train].reset_index(drop=True)
+                inner._fit_fixed_lambda(subset, seed, cheap=True, warm=warm)
                 pred = inner.predict(frame.iloc[test])
-                meas = frame[TARGET].to_numpy(float)[test]
-                errors.append(np.abs(pred - meas) / meas)
+                errors.append(np.abs(pred - measured[test]) / measured[test])
             scores[lam] = float(np.mean(np.concatenate(errors)) * 100)
         self.inner_cv_mape = {repr(k): v for k, v in scores.items()}
         best = min(scores.values())
         return float(max(lam for lam, s in scores.items() if s <= best * 1.02 + 1e-9))
 
-    def fit(self, frame: pd.DataFrame, seed: int = 0) -> GenericModel:
+    def _clone(self, **overrides) -> GenericModel:
+        settings = {**self.settings(), **overrides}
+        clone = type(self)(**settings)
+        clone.network_features = self.network_features
+        return clone
+
+    def _check(self, frame: pd.DataFrame) -> pd.DataFrame:
         self.check_enough(frame)
         frame = frame.reset_index(drop=True)
         if (frame[TARGET] <= 0).any():
             raise InsufficientData("epoch times must be positive to fit relative errors")
+        return frame
+
+    def _fit_fixed_lambda(
+        self, frame: pd.DataFrame, seed: int, cheap: bool = False, warm=None
+    ) -> None:
         self._prepare(frame)
         if not self._active():
-            raise InsufficientData("no term of the generic model can be identified from these points")
-        lam = self._choose_lambda(frame, seed)
-        self._set_solution(self._search(frame, lam, seed), lam)
+            raise InsufficientData("no term of the generic model is identifiable from these points")
+        lam = self.lambdas[0]
+        self._set_solution(self._search(frame, lam, seed, cheap, warm), lam)
+
+    def fit(self, frame: pd.DataFrame, seed: int = 0) -> GenericModel:
+        frame = self._check(frame)
+        if self.across_networks:
+            self._remember_networks(frame)
+        self._prepare(frame)
+        if not self._active():
+            raise InsufficientData("no term of the generic model is identifiable from these points")
+        # A full global search with the weakest penalty first; the inner-CV refits and the
+        # search with the chosen penalty start from its solution.
+        weakest = float(min(self.lambdas))
+        self._set_solution(self._search(frame, weakest, seed), weakest)
+        warm = (dict(self.values), self.exponent)
+        lam = self._choose_lambda(frame, seed, warm)
+        if lam != weakest:
+            self._prepare(frame)
+            self._set_solution(self._search(frame, lam, seed, warm=warm), lam)
         measured = frame[TARGET].to_numpy(float)
         self.train_mape = float(np.mean(np.abs(self.predict(frame) - measured) / measured) * 100)
         return self
+
+    def _remember_networks(self, frame: pd.DataFrame) -> None:
+        """F and W of every network seen, so predict needs only the network's name."""
+        self.network_features = {}
+        if "network" not in frame.columns:
+            return
+        for network, group in frame.groupby("network", sort=True):
+            self.network_features[str(network)] = {
+                column: float(self._intrinsic(group, column)[0])
+                for column in ("flops_per_sample", "param_count")
+            }
+
+    # -- bootstrap: the spread of the constants, for prediction intervals ------------------------
+
+    def bootstrap(self, frame: pd.DataFrame, seed: int) -> dict:
+        """Refit on resampled points (cheaper search, the chosen lambda); the constants of each."""
+        frame = frame.reset_index(drop=True)
+        measured = frame[TARGET].to_numpy(float)
+        residuals = (measured - self.predict(frame)) / self.predict(frame)
+        rng = np.random.default_rng(seed)
+        warm = (dict(self.values), self.exponent)
+        samples = []
+        for _ in range(self.bootstrap_n):
+            idx = np.sort(rng.integers(0, len(frame), len(frame)))
+            resample = frame.iloc[idx].reset_index(drop=True)
+            if resample[["procs", "batch_size", "nodes"]].drop_duplicates().shape[0] < 2:
+                continue
+            refit = self._clone(lambdas=[self.lam])
+            try:
+                refit._fit_fixed_lambda(resample, seed, cheap=True, warm=warm)
+            except InsufficientData:
+                continue
+            samples.append({"values": refit.values, "exponent": refit.exponent})
+        return {
+            "method": "case resampling of the measured points, refitted with the chosen lambda",
+            "samples": samples,
+            "relative_residuals": [float(r) for r in residuals],
+        }
+
+    def with_constants(self, values: dict[str, float], exponent: float) -> GenericModel:
+        clone = self._clone()
+        clone.values, clone.exponent = dict(values), float(exponent)
+        clone.inactive, clone.bounds, clone.scales = self.inactive, self.bounds, self.scales
+        return clone
 
     # -- use ----------------------------------------------------------------------------------
 
     def term_seconds(self, frame: pd.DataFrame) -> pd.DataFrame:
         """Seconds each term contributes to the predicted epoch time, per row."""
         cols = self._columns(frame, self.exponent)
-        return pd.DataFrame({t: self.values.get(t, 0.0) * cols[t] for t in self.terms}, index=frame.index)
+        return pd.DataFrame(
+            {t: self.values.get(t, 0.0) * cols[t] for t in self.terms}, index=frame.index
+        )
 
     def predict(self, frame: pd.DataFrame) -> Array:
         return self.term_seconds(frame).sum(axis=1).to_numpy(float)
@@ -292,53 +480,69 @@ class GenericModel(PerformanceModel):
         ]
 
     def formula(self) -> str:
-        return formula_text(self.terms)
+        return formula_text(self.terms, self.across_networks)
+
+    def _state(self, term: str, off: set[str]) -> str:
+        if term in self.inactive:
+            return "inactive"
+        return "switched_off" if term in off else "on"
 
     def to_dict(self) -> dict:
         off = set(self.switched_off())
         return {
             "model": self.name,
             "formula": self.formula(),
+            "across_networks": self.across_networks,
             "terms": [
                 {
                     "name": t,
                     "constant": TERMS[t].constant,
                     "formula": TERMS[t].formula,
                     "description": TERMS[t].description,
+                    "scaled_by": TERMS[t].intrinsic if self.across_networks else None,
                     "value": self.values.get(t, 0.0),
                     "bounds": list(self.bounds.get(t, (0.0, 0.0))),
                     "scale": self.scales.get(t),
-                    "state": "inactive" if t in self.inactive else ("switched_off" if t in off else "on"),
+                    "state": self._state(t, off),
                     "note": self.inactive.get(t),
                 }
                 for t in self.terms
             ],
-            "exponent": {"name": "a", "value": self.exponent, "bounds": list(self.exponent_bounds)},
+            "switched_off": sorted(off),
+            "exponent": {
+                "name": "a",
+                "value": self.exponent,
+                "bounds": list(self.exponent_bounds),
+                "fitted": self.exponent_fitted,
+            },
             "lambda": self.lam,
-            "lambda_grid": self.lambdas,
             "inner_cv_mape": self.inner_cv_mape,
             "train_mape": self.train_mape,
-            "settings": {
-                "inner_folds": self.inner_folds,
-                "popsize": self.popsize,
-                "maxiter": self.maxiter,
-                "tol": self.tol,
-            },
+            "network_features": self.network_features,
+            "settings": self.settings(),
         }
 
     @classmethod
     def from_dict(cls, data: dict) -> GenericModel:
-        model = cls(
-            terms=[t["name"] for t in data["terms"]],
-            lambdas=data.get("lambda_grid"),
-            exponent_bounds=tuple(data["exponent"]["bounds"]),
-            **data.get("settings", {}),
-        )
+        model = cls(**data["settings"])
         model.values = {t["name"]: float(t["value"]) for t in data["terms"]}
         model.bounds = {t["name"]: tuple(t["bounds"]) for t in data["terms"]}
         model.scales = {t["name"]: t["scale"] for t in data["terms"] if t["scale"] is not None}
         model.inactive = {t["name"]: t["note"] for t in data["terms"] if t["state"] == "inactive"}
         model.exponent = float(data["exponent"]["value"])
+        model.exponent_fitted = bool(data["exponent"].get("fitted", True))
         model.lam = float(data["lambda"])
         model.train_mape = float(data.get("train_mape", math.nan))
+        model.network_features = data.get("network_features", {})
         return model
+
+
+class GenericAcrossNetworks(GenericModel):
+    """One fit for all networks of a framework: compute ~ F, gradient exchange ~ W."""
+
+    name = "generic_xnet"
+    description = (
+        "generic model across networks: compute c2*F*b^a, all-reduce c3*W*(p-1)/p, "
+        "from flops_per_sample F and param_count W"
+    )
+    across_networks = True

@@ -36,7 +36,8 @@ def summarise(
     """Each metric with a percentile-bootstrap interval over the test points."""
     measured = np.asarray(measured, dtype=float)
     predicted = np.asarray(predicted, dtype=float)
-    point = {k: float(v[0]) for k, v in _metric_rows(measured[None, :], predicted[None, :]).items()}
+    rows = _metric_rows(measured[None, :], predicted[None, :])
+    point = {k: float(v[0]) for k, v in rows.items()}  # one resample: take its only row
     out: dict[str, float] = {}
     n = measured.size
     if n >= 2 and n_boot > 0:

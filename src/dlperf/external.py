@@ -1,0 +1,151 @@
+"""Bring-your-own timings: an external CSV read into the same points the models are fitted on.
+
+Format (docs/external-timings.md): at least ``framework, procs, batch_size`` and one of
+``epoch_time_s``, ``iter_time_s``, ``samples_per_s``; optional ``nodes`` (default 1),
+``data_size``, ``network`` (default ``external``), ``device`` (default ``unknown``), ``rep``,
+``param_count``, ``flops_per_sample``.
+
+Epoch time is derived consistently with the models' I(p, b, d) = ceil(d / (p b)):
+    epoch_time_s given  -> used as is (then data_size is required: it fixes I)
+    iter_time_s given   -> epoch = I * iter_time_s
+    samples_per_s given -> epoch = I * p * b / samples_per_s  (samples_per_s is global)
+Without data_size, an epoch is taken as DEFAULT_ITERATIONS iterations:
+data_size = DEFAULT_ITERATIONS * procs * batch_size, so I is the same at every row.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+
+from dlperf import tables
+
+REQUIRED = ["framework", "procs", "batch_size"]
+TIME_COLUMNS = ["epoch_time_s", "iter_time_s", "samples_per_s"]
+INTEGER_COLUMNS = ["procs", "batch_size", "nodes", "data_size", "rep"]
+FEATURE_COLUMNS = ["param_count", "flops_per_sample"]
+DEFAULTS = {"nodes": 1, "network": "external", "device": "unknown"}
+DEFAULT_ITERATIONS = 100
+# Columns only our own `dlperf aggregate` table has: their presence tells the formats apart.
+OWN_FORMAT_MARKERS = ["rep", "iter_time_median_s", "epoch_time_s", "network", "device", "data_size"]
+
+
+class ExternalTimingsError(ValueError):
+    pass
+
+
+def is_own_timings(columns) -> bool:
+    return all(c in columns for c in OWN_FORMAT_MARKERS)
+
+
+def load_points(path: str | os.PathLike) -> pd.DataFrame:
+    """Points from either our timings table or an external CSV (told apart by their columns)."""
+    try:
+        header = pd.read_csv(path, nrows=0).columns
+    except FileNotFoundError:
+        raise FileNotFoundError(f"timings file {path} does not exist") from None
+    except (pd.errors.EmptyDataError, pd.errors.ParserError) as exc:
+        raise ExternalTimingsError(f"{path} is not a readable CSV ({exc})") from None
+    if is_own_timings(header):
+        return tables.to_points(tables.read_timings(path))
+    return read_external(path)
+
+
+def _fail(path, message: str) -> None:
+    raise ExternalTimingsError(
+        f"external timings {path}: {message}. See docs/external-timings.md for the format."
+    )
+
+
+def _rows(mask: np.ndarray, limit: int = 5) -> str:
+    # Data row k is line k + 1 of the file (line 1 is the header).
+    rows = [str(i + 1) for i in np.flatnonzero(mask)[:limit]]
+    more = " ..." if mask.sum() > limit else ""
+    return f"row(s) {', '.join(rows)}{more} (data rows; the header is line 1)"
+
+
+def _numeric(raw: pd.DataFrame, column: str, path, integer: bool, positive: bool) -> pd.Series:
+    values = pd.to_numeric(raw[column], errors="coerce")
+    bad = values.isna().to_numpy()
+    if bad.any():
+        _fail(path, f"column {column!r} has missing or non-numeric values at {_rows(bad)}; "
+                    "fill in a number there")
+    if positive and (values <= 0).any():
+        _fail(path, f"column {column!r} must be positive; {_rows((values <= 0).to_numpy())} "
+                    "have zero or negative values")
+    if integer:
+        fractional = (values != np.round(values)).to_numpy()
+        if fractional.any():
+            _fail(path, f"column {column!r} must hold whole numbers; see {_rows(fractional)}")
+        return values.astype(np.int64)
+    return values.astype(float)
+
+
+def read_external(path: str | os.PathLike) -> pd.DataFrame:
+    """The external CSV as points (shaped like ``tables.to_points``), or an error naming the fix."""
+    try:
+        raw = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+    except pd.errors.EmptyDataError:
+        _fail(path, "the file is empty")
+    raw.columns = [c.strip() for c in raw.columns]
+    missing = [c for c in REQUIRED if c not in raw.columns]
+    if missing:
+        _fail(path, f"missing required column(s) {', '.join(missing)}")
+    times = [c for c in TIME_COLUMNS if c in raw.columns]
+    if not times:
+        _fail(path, f"needs one of the columns {', '.join(TIME_COLUMNS)}")
+    if raw.empty:
+        _fail(path, "has a header but no rows")
+    time_column = times[0]  # the most direct measurement wins
+    if time_column == "epoch_time_s" and "data_size" not in raw.columns:
+        _fail(path, "has epoch_time_s but no data_size column; data_size (samples per epoch) "
+                    "fixes how many iterations the epoch had, so add it")
+
+    frame = pd.DataFrame(index=raw.index)
+    for column in ("framework", "network", "device"):
+        if column in raw.columns:
+            text = raw[column].fillna("").str.strip()
+            if (text == "").any():
+                _fail(path, f"column {column!r} is empty at {_rows((text == '').to_numpy())}")
+            frame[column] = text
+        else:
+            frame[column] = DEFAULTS[column]
+    for column in ("procs", "batch_size"):
+        frame[column] = _numeric(raw, column, path, integer=True, positive=True)
+    frame["nodes"] = (
+        _numeric(raw, "nodes", path, integer=True, positive=True) if "nodes" in raw.columns
+        else DEFAULTS["nodes"]
+    )
+    uneven = (frame["procs"] % frame["nodes"] != 0).to_numpy()
+    if uneven.any():
+        _fail(path, "procs must be a multiple of nodes (same workers per node); "
+                    f"see {_rows(uneven)}")
+    global_batch = frame["procs"] * frame["batch_size"]
+    if "data_size" in raw.columns:
+        frame["data_size"] = _numeric(raw, "data_size", path, integer=True, positive=True)
+    else:
+        frame["data_size"] = DEFAULT_ITERATIONS * global_batch
+    frame["rep"] = (
+        _numeric(raw, "rep", path, integer=True, positive=False) if "rep" in raw.columns else 0
+    )
+    iters = np.ceil(frame["data_size"] / global_batch)
+    measured = _numeric(raw, time_column, path, integer=False, positive=True)
+    if time_column == "epoch_time_s":
+        frame["epoch_time_s"] = measured
+    elif time_column == "iter_time_s":
+        frame["epoch_time_s"] = iters * measured
+    else:
+        frame["epoch_time_s"] = iters * global_batch / measured
+    frame["samples_per_s"] = frame["data_size"] / frame["epoch_time_s"]
+    for column in FEATURE_COLUMNS:
+        if column in raw.columns:
+            frame[column] = _numeric(raw, column, path, integer=False, positive=True)
+
+    keys = tables.POINT_KEYS + ["rep"]
+    duplicated = frame.duplicated(keys, keep=False).to_numpy()
+    if duplicated.any():
+        _fail(path, f"{_rows(duplicated)} repeat the same configuration ({', '.join(keys)}); "
+                    "remove the duplicates or number repetitions in a 'rep' column")
+    return tables.to_points(frame)

@@ -1,0 +1,120 @@
+"""Linear regression with sequential forward feature selection (after Lattuada et al. 2022).
+
+Candidate features are expanded from the configuration (1/p, b, d/p, log p, p, b/p, I, I*b,
+inverses and products); scikit-learn's SequentialFeatureSelector adds one at a time while
+the cross-validated percentage error improves, then LinearRegression is fitted on the chosen
+ones. The selected features and coefficients are the model.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+from sklearn.feature_selection import SequentialFeatureSelector
+from sklearn.linear_model import LinearRegression
+from sklearn.model_selection import KFold
+
+from .base import InsufficientData, PerformanceModel, iterations, positive_target
+
+
+def expanded_features(frame: pd.DataFrame) -> pd.DataFrame:
+    p = frame["procs"].to_numpy(float)
+    n = frame["nodes"].to_numpy(float)
+    b = frame["batch_size"].to_numpy(float)
+    d = frame["data_size"].to_numpy(float)
+    i = iterations(frame)
+    log_p = np.log2(p)
+    return pd.DataFrame(
+        {
+            "1/p": 1.0 / p,
+            "b": b,
+            "1/b": 1.0 / b,
+            "d": d,
+            "d/p": d / p,
+            "log2(p)": log_p,
+            "p": p,
+            "b/p": b / p,
+            "n": n,
+            "I": i,
+            "I*b": i * b,
+            "I*log2(p)": i * log_p,
+            "I*(p-1)/p": i * (p - 1.0) / p,
+            "I*p": i * p,
+            "I*[n>1]": i * (n > 1),
+            "d/(p*b)": d / (p * b),
+            "d*log2(p)/p": d * log_p / p,
+        },
+        index=frame.index,
+    )
+
+
+class LinregSFSModel(PerformanceModel):
+    name = "linreg_sfs"
+    description = "linear regression on forward-selected features (1/p, b, d/p, log p, I, I*b, ...)"
+    min_points = 4
+
+    def __init__(self, max_features: int = 6, tol: float = 1e-3, cv: int = 3) -> None:
+        self.max_features = int(max_features)
+        self.tol = float(tol)
+        self.cv = int(cv)
+        self.selected: list[str] = []
+        self.coef: list[float] = []
+        self.intercept = 0.0
+
+    def fit(self, frame: pd.DataFrame, seed: int = 0) -> LinregSFSModel:
+        self.check_enough(frame)
+        target = positive_target(frame, self.name)
+        features = expanded_features(frame)
+        # Drop constant and duplicate columns: they carry nothing the intercept does not.
+        features = features.loc[:, features.nunique() > 1].T.drop_duplicates().T
+        if features.shape[1] == 0:
+            raise InsufficientData("linreg_sfs: no feature varies across these points")
+        folds = KFold(n_splits=min(self.cv, len(frame)), shuffle=True, random_state=seed)
+        if features.shape[1] == 1:
+            chosen = list(features.columns)
+        else:
+            selector = SequentialFeatureSelector(
+                LinearRegression(),
+                n_features_to_select="auto",
+                tol=self.tol,
+                direction="forward",
+                scoring="neg_mean_absolute_percentage_error",
+                cv=folds,
+            )
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                selector.fit(features.to_numpy(float), target)
+            chosen = list(features.columns[selector.get_support()])
+        chosen = chosen[: self.max_features]
+        regression = LinearRegression().fit(features[chosen].to_numpy(float), target)
+        self.selected = chosen
+        self.coef = [float(c) for c in regression.coef_]
+        self.intercept = float(regression.intercept_)
+        return self
+
+    def predict(self, frame: pd.DataFrame) -> np.ndarray:
+        features = expanded_features(frame)[self.selected].to_numpy(float)
+        return self.intercept + features @ np.asarray(self.coef, float)
+
+    def to_dict(self) -> dict:
+        formula = " + ".join([f"{self.intercept:.6g}"] + [
+            f"{c:.6g}*{f}" for f, c in zip(self.selected, self.coef, strict=True)
+        ])
+        return {
+            "model": self.name,
+            "formula": "T = " + formula,
+            "selected_features": self.selected,
+            "coefficients": dict(zip(self.selected, self.coef, strict=True)),
+            "intercept": self.intercept,
+            "settings": {"max_features": self.max_features, "tol": self.tol, "cv": self.cv},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> LinregSFSModel:
+        model = cls(**data["settings"])
+        model.selected = list(data["selected_features"])
+        model.coef = [float(data["coefficients"][f]) for f in model.selected]
+        model.intercept = float(data["intercept"])
+        return model

@@ -1,0 +1,79 @@
+"""Plan a training run: the fewest workers, or the cheapest in GPU-hours, that meet a deadline."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pandas as pd
+
+from .prediction import predict_rows
+
+UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def parse_duration(text: str) -> float:
+    """'3600', '90s', '45m', '2.5h', '1d' -> seconds."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(s|m|min|h|d)?\s*", str(text))
+    if not match:
+        raise ValueError(
+            f"cannot read the deadline {text!r}; write a number of seconds or add a unit: "
+            "90s, 45m, 2.5h, 1d"
+        )
+    seconds = float(match.group(1)) * UNITS[match.group(2) or "s"]
+    if seconds <= 0:
+        raise ValueError(f"the deadline must be positive, got {text!r}")
+    return seconds
+
+
+def layouts(max_procs: int, gpus_per_node: int) -> list[tuple[int, int]]:
+    """(nodes, procs) with the fewest nodes that hold p workers, evenly spread."""
+    if max_procs < 1 or gpus_per_node < 1:
+        raise ValueError("--max-procs and --gpus-per-node must be at least 1")
+    out = []
+    for p in range(1, max_procs + 1):
+        nodes = math.ceil(p / gpus_per_node)
+        if p % nodes == 0:
+            out.append((nodes, p))
+    return out
+
+
+def plan(
+    artifact: dict,
+    network: str,
+    model_name: str,
+    batch_size: int,
+    data_size: int,
+    epochs: float,
+    deadline_s: float,
+    gpus_per_node: int,
+    max_procs: int,
+    objective: str = "workers",
+    safe: bool = False,
+    level: float = 0.9,
+) -> tuple[pd.DataFrame, dict | None]:
+    """Every candidate layout with its predicted time and cost, and the chosen one (or None)."""
+    if objective not in ("workers", "cost"):
+        raise ValueError(f"--objective must be 'workers' or 'cost', got {objective!r}")
+    if epochs <= 0:
+        raise ValueError(f"the number of epochs must be positive, got {epochs}")
+    candidates = pd.DataFrame(layouts(max_procs, gpus_per_node), columns=["nodes", "procs"])
+    candidates["batch_size"] = int(batch_size)
+    candidates["data_size"] = int(data_size)
+    table = predict_rows(artifact, network, model_name, candidates, level=level)
+    # The deadline is judged on the interval's upper end with --safe, else on the prediction.
+    basis = table["epoch_time_hi_s"] if safe else table["epoch_time_s"]
+    if safe and basis.isna().any():
+        raise ValueError(
+            f"model {model_name!r} stores no prediction interval, so --safe cannot be used; "
+            "use the generic model or leave out --safe"
+        )
+    table["total_time_s"] = basis * epochs
+    table["gpu_hours"] = table["procs"] * table["total_time_s"] / 3600.0
+    table["meets_deadline"] = table["total_time_s"] <= deadline_s
+    feasible = table[table["meets_deadline"]]
+    if feasible.empty:
+        return table, None
+    key = ["procs"] if objective == "workers" else ["gpu_hours", "procs"]
+    choice = feasible.sort_values(key, kind="stable").iloc[0]
+    return table, choice.to_dict()

@@ -1,0 +1,98 @@
+"""Bring-your-own timings: parsing, derived epoch times, and errors that name column and row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dlperf.external import DEFAULT_ITERATIONS, ExternalTimingsError, load_points, read_external
+from dlperf.tables import POINT_KEYS
+
+
+def write(tmp_path, text: str, name: str = "ext.csv"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_minimal_file_gets_defaults_and_the_points_shape(tmp_path):
+    path = write(tmp_path, "framework,procs,batch_size,samples_per_s\n"
+                           "pytorch,1,32,1000\npytorch,2,32,1800\n")
+    points = read_external(path)
+    assert set(POINT_KEYS + ["epoch_time_s", "iters_per_epoch", "n_reps"]) <= set(points.columns)
+    assert (points["nodes"] == 1).all() and (points["network"] == "external").all()
+    # Without data_size an epoch is DEFAULT_ITERATIONS iterations of the global batch.
+    assert (points["iters_per_epoch"] == DEFAULT_ITERATIONS).all()
+    row = points[points["procs"] == 2].iloc[0]
+    assert row["data_size"] == DEFAULT_ITERATIONS * 64
+    assert row["epoch_time_s"] == pytest.approx(DEFAULT_ITERATIONS * 64 / 1800)
+
+
+def test_iteration_time_and_epoch_time_are_consistent(tmp_path):
+    path = write(tmp_path, "framework,network,nodes,procs,batch_size,data_size,iter_time_s\n"
+                           "mxnet,resnet,1,2,16,100,0.5\n")
+    row = read_external(path).iloc[0]
+    assert row["iters_per_epoch"] == 4  # ceil(100 / 32)
+    assert row["epoch_time_s"] == pytest.approx(2.0)
+
+
+def test_repetitions_are_medianed_like_our_own_table(tmp_path):
+    path = write(tmp_path, "framework,procs,batch_size,data_size,epoch_time_s,rep\n"
+                           "tf,1,8,64,1.0,0\ntf,1,8,64,3.0,1\ntf,1,8,64,2.0,2\n")
+    points = read_external(path)
+    assert len(points) == 1 and points["epoch_time_s"].iloc[0] == 2.0
+    assert points["n_reps"].iloc[0] == 3
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("procs,batch_size,samples_per_s\n1,2,3\n", ["framework"]),
+        ("framework,procs,batch_size\npytorch,1,2\n", ["epoch_time_s", "iter_time_s"]),
+        ("framework,procs,batch_size,samples_per_s\npytorch,1,2,3\npytorch,x,2,3\n",
+         ["'procs'", "row(s) 2"]),
+        ("framework,procs,batch_size,samples_per_s\npytorch,1,2,\n",
+         ["'samples_per_s'", "row(s) 1"]),
+        ("framework,procs,batch_size,iter_time_s\npytorch,1,2,0.1\npytorch,2,2,-1\n",
+         ["'iter_time_s'", "positive", "row(s) 2"]),
+        ("framework,procs,batch_size,iter_time_s\npytorch,1,2,0.1\npytorch,1,2,0.2\n",
+         ["row(s) 1, 2", "same configuration", "rep"]),
+        ("framework,procs,batch_size,epoch_time_s\npytorch,1,2,3\n", ["data_size"]),
+        ("framework,procs,batch_size,iter_time_s\npytorch,1.5,2,3\n", ["whole numbers"]),
+        ("framework,nodes,procs,batch_size,iter_time_s\npytorch,2,3,2,3\n", ["multiple of nodes"]),
+        ("framework,procs,batch_size,iter_time_s\n,1,2,3\n", ["'framework'", "row(s) 1"]),
+    ],
+)
+def test_errors_name_the_column_and_the_row(tmp_path, text, words):
+    with pytest.raises(ExternalTimingsError) as info:
+        read_external(write(tmp_path, text))
+    for word in words:
+        assert word in str(info.value)
+    assert "docs/external-timings.md" in str(info.value)
+
+
+def test_load_points_tells_our_table_from_an_external_one(tmp_path):
+    own = pd.DataFrame({
+        "framework": ["pytorch"] * 2, "network": ["lenet"] * 2, "device": ["cpu"] * 2,
+        "nodes": [1, 1], "procs": [1, 1], "batch_size": [8, 8], "data_size": [64, 64],
+        "rep": [0, 1], "iter_time_median_s": [0.1, 0.1], "epoch_time_s": [1.0, 1.2],
+        "samples_per_s": [64.0, 53.0], "param_count": [1000, 1000],
+    })
+    own.to_csv(tmp_path / "timings.csv", index=False)
+    points = load_points(tmp_path / "timings.csv")
+    assert len(points) == 1 and points["epoch_time_s"].iloc[0] == pytest.approx(1.1)
+    assert points["param_count"].iloc[0] == 1000  # network features ride along
+    external = write(tmp_path, "framework,procs,batch_size,iter_time_s\npytorch,1,8,0.1\n")
+    assert load_points(external)["network"].iloc[0] == "external"
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_points(tmp_path / "missing.csv")
+
+
+def test_the_shipped_example_is_valid():
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "timings-example.csv"
+    points = read_external(example)
+    assert len(points) >= 6 and np.all(points["epoch_time_s"] > 0)
+    assert points["procs"].nunique() >= 2 and points["batch_size"].nunique() >= 2
