@@ -10,6 +10,9 @@ import dlperf.config
 configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 envvars:
     "PATH",
 
