@@ -58,6 +58,8 @@ def _render(fig, path: str, title: str, caption: str) -> Figure:
     png, svg = io.BytesIO(), io.BytesIO()
     with plt.rc_context(STYLE):  # the id salt and resolution are read when saving
         fig.savefig(png, format="png", metadata=PNG_METADATA)
+        # The layout was solved while drawing the PNG; keep it rather than solve it again.
+        fig.set_layout_engine("none")
         fig.savefig(svg, format="svg", metadata=SVG_METADATA)
     plt.close(fig)
     return Figure(path, title, caption, png.getvalue(), svg.getvalue())
