@@ -140,14 +140,18 @@ def synthetic_failures() -> pd.DataFrame:
     )
 
 
-def validated(seed: int = 0, n_boot: int = 200, data_sizes=(512, 1024)) -> dict:
+def validated(
+    seed: int = 0, n_boot: int = 200, data_sizes=(512, 1024), protocols: dict | None = None
+) -> dict:
     """Timings, failures, points, the fitted artifact, predictions and summary."""
     timings = synthetic_timings(seed, data_sizes)
     points = tables.to_points(timings)
     models = {"generic": FAST_GENERIC, LinearTestModel.name: {}}
     with test_model_registered():
         artifact = fit_framework(points, "pytorch", models, seed)
-        predictions, summary = cross_validate(points, "pytorch", models, PROTOCOLS, seed, n_boot)
+        predictions, summary = cross_validate(
+            points, "pytorch", models, protocols or PROTOCOLS, seed, n_boot
+        )
     return {
         "timings": timings,
         "failures": synthetic_failures(),
@@ -159,7 +163,7 @@ def validated(seed: int = 0, n_boot: int = 200, data_sizes=(512, 1024)) -> dict:
             "frameworks": ["pytorch", "tensorflow"],
             "networks": ["mlp", "lenet"],
             "seed": seed,
-            "validation": {"protocols": PROTOCOLS, "bootstrap": n_boot},
+            "validation": {"protocols": protocols or PROTOCOLS, "bootstrap": n_boot},
         },
     }
 

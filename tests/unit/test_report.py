@@ -25,7 +25,9 @@ synthetic = _synthetic()
 
 @pytest.fixture(scope="module")
 def data():
-    return synthetic.validated(n_boot=100, data_sizes=(1024,))  # one data size: fewer panels
+    # One data size and three protocols keep it quick; tests/report builds the full set.
+    protocols = {"kfold": {"k": 3}, "extrapolation_procs": {}, "cross_network": {}}
+    return synthetic.validated(n_boot=100, data_sizes=(1024,), protocols=protocols)
 
 
 @pytest.fixture(scope="module")
