@@ -4,6 +4,7 @@ import importlib.util
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -144,3 +145,18 @@ def test_figures_are_byte_identical_when_rebuilt(data):
         assert a.png == b.png and a.svg == b.svg
         assert b"Date" not in a.svg and b"Software" not in a.png
         assert a.png.startswith(b"\x89PNG")
+
+
+def test_band_uses_bootstrap_refits_when_the_artifact_has_them(data):
+    from dlperf.report.curves import model_curve
+
+    entry = dict(data["artifacts"]["pytorch"]["networks"]["mlp"]["models"]["lineartest"])
+    coef = np.asarray(entry["coef"])
+    entry["bootstrap"] = [{"coef": (coef * factor).tolist()} for factor in (0.9, 0.95, 1.05, 1.1)]
+    rows = data["points"][data["points"]["network"] == "mlp"]
+    with synthetic.test_model_registered():
+        curve = model_curve("lineartest", entry, "pytorch", "mlp", data["summary"])
+        lo, hi = curve.band(rows)
+        mid = curve.predict(rows)
+    assert curve.band_source.startswith("bootstrap 95% band (4 refits)")
+    assert (lo < mid).all() and (mid < hi).all()
