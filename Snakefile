@@ -11,6 +11,9 @@ import dlperf.provenance
 configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 envvars:
     "PATH",
 

@@ -96,7 +96,10 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from dlperf import stages
+    from dlperf.validate.protocols import expand_aliases
 
     config = _config_sections(args)
     protocols = dict(config["validation"]["protocols"])
@@ -108,10 +111,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
             settings["train_max_batch"] = args.train_max_batch
         if args.k is not None:
             settings["k"] = args.k
-        protocols = {p: settings for p in args.protocol}
+        protocols = {p: settings for p in expand_aliases(args.protocol)}
     seed = args.seed if args.seed is not None else config["seed"]
     out = Path(args.out)
-    frameworks = args.framework or sorted(__import__("pandas").read_csv(args.timings)["framework"].unique())
+    frameworks = args.framework or sorted(pd.read_csv(args.timings)["framework"].dropna().unique())
     summaries = []
     for framework in frameworks:
         summary = stages.validate(
@@ -125,9 +128,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
             n_boot=config["validation"]["bootstrap"],
         )
         summaries.append(out / f"{framework}.summary.csv")
-        print(summary[["framework", "network", "model", "protocol", "status", "mape"]].to_string(index=False))
-    stages.combine(summaries, out / "summary.csv")
-    print(f"-> {out / 'summary.csv'}")
+        shown = summary[["network", "model", "protocol", "status", "mape"]]
+        print(f"{framework}:\n{shown.to_string(index=False)}")
+    if not args.no_summary:
+        stages.combine(summaries, out / "summary.csv")
+        print(f"-> {out / 'summary.csv'}")
+    return 0
+
+
+def cmd_combine(args: argparse.Namespace) -> int:
+    from dlperf import stages
+
+    combined = stages.combine(args.tables, args.out)
+    print(f"{len(args.tables)} tables, {len(combined)} rows -> {args.out}")
     return 0
 
 
@@ -135,8 +148,17 @@ def cmd_report(args: argparse.Namespace) -> int:
     from dlperf import stages
 
     config = _config_sections(args)
-    stages.report(args.timings, args.failures, args.models, args.summary, args.predictions, config, args.out)
-    print(f"report -> {args.out}")
+    written = stages.report(
+        args.timings,
+        args.failures,
+        args.models,
+        args.summary,
+        args.predictions,
+        config,
+        args.out,
+        args.figures,
+    )
+    print(f"report -> {args.out} ({len(written)} figure files)")
     return 0
 
 
@@ -306,13 +328,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--framework", action="append", help="repeatable; default: every framework in the table")
     p.add_argument("--config", help="workflow config (models and validation sections)")
     p.add_argument("--config-json", help="config sections as JSON (what the workflow passes)")
-    p.add_argument("--protocol", action="append", help="repeatable; default: the config's protocols")
+    p.add_argument(
+        "--protocol",
+        action="append",
+        help="repeatable: kfold, loo_procs, loo_batch, extrapolation_procs, extrapolation_batch, "
+        "cross_network, or loo / extrapolation for both of a pair; default: the config's protocols",
+    )
     p.add_argument("--k", type=int, help="folds for --protocol kfold")
     p.add_argument("--train-max-procs", type=int, help="for extrapolation_procs: train on procs <= N")
     p.add_argument("--train-max-batch", type=int, help="for extrapolation_batch: train on batch <= N")
     p.add_argument("--seed", type=int)
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument(
+        "--out", required=True, help="output directory: <framework>.csv, <framework>.summary.csv"
+    )
+    p.add_argument(
+        "--no-summary",
+        action="store_true",
+        help="skip OUT/summary.csv (the workflow combines the per-framework summaries "
+        "with `dlperf combine`)",
+    )
     p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("combine", help="concatenate per-framework tables of the same columns")
+    p.add_argument("tables", nargs="+", help="CSV files, e.g. results/validation/*.summary.csv")
+    p.add_argument("--out", required=True, help="combined CSV")
+    p.set_defaults(func=cmd_combine)
 
     p = sub.add_parser("report", help="render the HTML report")
     p.add_argument("--timings", required=True)
@@ -323,6 +363,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="workflow config, shown in the report")
     p.add_argument("--config-json", help="config sections as JSON (what the workflow passes)")
     p.add_argument("--out", required=True, help="index.html to write")
+    p.add_argument(
+        "--figures",
+        help="directory for the figures as PNG and SVG (default: figures/ beside --out)",
+    )
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("predict", help="predict epoch time and throughput from a model artifact")

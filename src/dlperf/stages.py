@@ -78,6 +78,7 @@ def report(
     prediction_csvs: Sequence[PathLike],
     config: dict,
     out_html: PathLike,
+    figures_dir: PathLike | None = None,
 ) -> list[Path]:
     from dlperf.report.html import build_report
 
@@ -87,7 +88,8 @@ def report(
     for path in model_files:
         artifact = read_json(path)
         artifacts[artifact["framework"]] = artifact
-    predictions = pd.concat([pd.read_csv(p) for p in prediction_csvs], ignore_index=True) if prediction_csvs else pd.DataFrame()
+    predictions = [pd.read_csv(p) for p in prediction_csvs]
+    predictions = pd.concat(predictions, ignore_index=True) if predictions else pd.DataFrame()
     return build_report(
         Path(out_html),
         timings,
@@ -97,4 +99,5 @@ def report(
         pd.read_csv(summary_csv),
         predictions,
         config,
+        Path(figures_dir) if figures_dir else None,
     )

@@ -43,7 +43,7 @@ def test_every_output_is_there_and_sound(finished_run):
     page = (results / "report" / "index.html").read_text()
     assert page.count("data:image/png;base64,") >= 2
     assert 'id="validation-table"' in page
-    assert (results / "report" / "scaling_pytorch_mlp.svg").exists()
+    assert (results / "report" / "figures" / "pytorch" / "scaling_mlp.svg").exists()
 
 
 def test_second_run_does_nothing(finished_run, workflow_bin, repo):

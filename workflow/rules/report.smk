@@ -1,4 +1,4 @@
-# The self-contained HTML report (figures embedded and saved beside it).
+# The self-contained HTML report; its figures (PNG and SVG) go into a directory beside it.
 
 
 rule report:
@@ -9,16 +9,28 @@ rule report:
         summary="results/validation/summary.csv",
         predictions=expand("results/validation/{framework}.csv", framework=FRAMEWORKS),
     output:
-        "results/report/index.html",
+        html=report(
+            "results/report/index.html",
+            caption="../report/index.rst",
+            category="Report",
+            labels={"framework": "all", "figure": "HTML report"},
+        ),
+        figures=report(
+            directory("results/report/figures"),
+            patterns=["{framework}/{figure}.svg"],
+            caption="../report/figure.rst",
+            category="Figures",
+            subcategory="{framework}",
+            labels={"framework": "{framework}", "figure": "{figure}"},
+        ),
     log:
         "logs/report.log",
     conda:
         WORKFLOW_ENV
     params:
-        settings=json.dumps(
-            {k: v for k, v in config.items() if k not in ("models", "validation")}
-        ),
+        settings=json.dumps(config),
     shell:
         "dlperf report --timings {input.timings} --failures {input.failures} "
         "--models {input.models} --summary {input.summary} --predictions {input.predictions} "
-        "--config-json {params.settings:q} --out {output} > {log} 2>&1"
+        "--config-json {params.settings:q} --out {output.html} --figures {output.figures} "
+        "> {log} 2>&1"

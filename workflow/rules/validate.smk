@@ -1,17 +1,25 @@
-# Cross-validation of every model under every configured protocol, for every framework.
+# Cross-validation of every model under every configured protocol, one job per framework;
+# the per-framework summaries are then combined into one table.
 
 
 rule validate:
     input:
         timings="results/timings.csv",
     output:
-        points=expand("results/validation/{framework}.csv", framework=FRAMEWORKS),
-        summaries=expand(
-            "results/validation/{framework}.summary.csv", framework=FRAMEWORKS
+        points=report(
+            "results/validation/{framework}.csv",
+            caption="../report/validation_points.rst",
+            category="Validation",
+            labels={"framework": "{framework}", "table": "held-out predictions"},
         ),
-        summary="results/validation/summary.csv",
+        summary=report(
+            "results/validation/{framework}.summary.csv",
+            caption="../report/validation_summary.rst",
+            category="Validation",
+            labels={"framework": "{framework}", "table": "summary"},
+        ),
     log:
-        "logs/validate.log",
+        "logs/validate/{framework}.log",
     conda:
         WORKFLOW_ENV
     params:
@@ -22,8 +30,25 @@ rule validate:
                 "seed": config["seed"],
             }
         ),
-        frameworks=" ".join(f"--framework {framework}" for framework in FRAMEWORKS),
         out_dir=lambda wildcards, output: os.path.dirname(output.summary),
     shell:
-        "dlperf validate --timings {input.timings} {params.frameworks} "
-        "--config-json {params.settings:q} --out {params.out_dir} > {log} 2>&1"
+        "dlperf validate --timings {input.timings} --framework {wildcards.framework} "
+        "--config-json {params.settings:q} --out {params.out_dir} --no-summary > {log} 2>&1"
+
+
+rule validation_summary:
+    input:
+        expand("results/validation/{framework}.summary.csv", framework=FRAMEWORKS),
+    output:
+        report(
+            "results/validation/summary.csv",
+            caption="../report/validation_summary.rst",
+            category="Validation",
+            labels={"framework": "all", "table": "summary"},
+        ),
+    log:
+        "logs/validation_summary.log",
+    conda:
+        WORKFLOW_ENV
+    shell:
+        "dlperf combine {input} --out {output} > {log} 2>&1"

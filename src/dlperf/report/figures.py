@@ -1,4 +1,8 @@
-"""Matplotlib figures of the report. Deterministic: no dates or versions embedded."""
+"""Matplotlib figures of the report.
+
+Deterministic: the same inputs give byte-identical PNG and SVG (no dates or software versions
+embedded, fixed SVG id salt, everything drawn in sorted order).
+"""
 
 from __future__ import annotations
 
@@ -16,150 +20,348 @@ import pandas as pd  # noqa: E402
 
 from dlperf.io import atomic_write_bytes  # noqa: E402
 
-matplotlib.rcParams.update(
-    {
-        "svg.hashsalt": "dlperf",  # stable element ids in SVG output
-        "figure.dpi": 100,
-        "savefig.dpi": 110,
-        "font.size": 9,
-        "axes.grid": True,
-        "grid.alpha": 0.3,
-    }
-)
+from .curves import Curve  # noqa: E402
+
+STYLE = {
+    "svg.hashsalt": "dlperf",  # stable element ids in SVG output
+    "svg.fonttype": "path",
+    "figure.dpi": 100,
+    "savefig.dpi": 100,
+    "font.size": 9,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "legend.fontsize": 7,
+}
+# Set for the whole process: text and legends take the style when drawn, not when saved.
+matplotlib.rcParams.update(STYLE)
+PNG_METADATA = {"Software": None}
+CONFIG_AXIS = "configuration (n nodes, p workers, b batch/worker, d samples/epoch)"
+SVG_METADATA = {"Date": None, "Creator": None}
 
 
 @dataclass
 class Figure:
-    name: str
+    path: (
+        str  # relative to the figures directory, without extension: "<framework>/<kind>_<network>"
+    )
     title: str
     caption: str
     png: bytes
     svg: bytes
 
+    @property
+    def ident(self) -> str:
+        return "fig-" + self.path.replace("/", "-")
 
-def _render(fig, name: str, title: str, caption: str) -> Figure:
+
+def _render(fig, path: str, title: str, caption: str) -> Figure:
     png, svg = io.BytesIO(), io.BytesIO()
-    fig.savefig(png, format="png", bbox_inches="tight", metadata={"Software": None})
-    fig.savefig(svg, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    with plt.rc_context(STYLE):  # the id salt and resolution are read when saving
+        fig.savefig(png, format="png", metadata=PNG_METADATA)
+        # The layout was solved while drawing the PNG; keep it rather than solve it again.
+        fig.set_layout_engine("none")
+        fig.savefig(svg, format="svg", metadata=SVG_METADATA)
     plt.close(fig)
-    return Figure(name, title, caption, png.getvalue(), svg.getvalue())
+    return Figure(path, title, caption, png.getvalue(), svg.getvalue())
 
 
-def save(figure: Figure, directory: Path) -> None:
-    atomic_write_bytes(directory / f"{figure.name}.png", figure.png)
-    atomic_write_bytes(directory / f"{figure.name}.svg", figure.svg)
+def save(figure: Figure, directory: Path) -> list[Path]:
+    paths = [directory / f"{figure.path}.png", directory / f"{figure.path}.svg"]
+    atomic_write_bytes(paths[0], figure.png)
+    atomic_write_bytes(paths[1], figure.svg)
+    return paths
 
 
-def _prediction_grid(points: pd.DataFrame, batch: int, data: int) -> pd.DataFrame:
+def _figure(nrows: int, ncols: int, width: float, height: float):
+    return plt.subplots(
+        nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False, layout="constrained"
+    )
+
+
+def model_colours(names: list[str]) -> dict[str, tuple]:
+    """One fixed colour per model name, the same in every figure."""
+    palette = plt.cm.tab10(np.arange(10))
+    return {name: tuple(palette[i % 10]) for i, name in enumerate(sorted(names))}
+
+
+def _batch_colours(batches: list[int]) -> dict[int, tuple]:
+    shades = plt.cm.viridis(np.linspace(0, 0.85, max(len(batches), 1)))
+    return {b: tuple(c) for b, c in zip(batches, shades, strict=False)}
+
+
+def prediction_grid(points: pd.DataFrame, batch: int, data: int) -> pd.DataFrame:
     """Workers from 1 to twice the largest measured count, nodes filled like the measurements."""
     max_procs = int(points["procs"].max())
-    per_node = int((points["procs"] / points["nodes"]).max())
-    procs = np.unique(np.concatenate([np.arange(1, 2 * max_procs + 1), points["procs"].to_numpy()]))
+    per_node = max(1, int((points["procs"] / points["nodes"]).max()))
+    procs = np.unique(
+        np.concatenate([np.arange(1, 2 * max_procs + 1), points["procs"].to_numpy(int)])
+    )
+    first = points.iloc[0]
     return pd.DataFrame(
         {
+            "framework": first["framework"],
+            "network": first["network"],
+            "device": first["device"],
             "nodes": np.ceil(procs / per_node).astype(int),
             "procs": procs.astype(int),
-            "batch_size": batch,
-            "data_size": data,
+            "batch_size": int(batch),
+            "data_size": int(data),
         }
     )
 
 
-def scaling_figure(framework: str, network: str, points: pd.DataFrame, fitted: dict) -> Figure:
-    """Epoch time and throughput against workers: measured medians (IQR bars) and model curves."""
-    data_sizes = sorted(points["data_size"].unique())
-    batches = sorted(points["batch_size"].unique())
-    colours = plt.cm.viridis(np.linspace(0, 0.9, len(batches)))
-    fig, axes = plt.subplots(2, len(data_sizes), figsize=(4.2 * len(data_sizes), 6.4), squeeze=False)
-    max_procs = points["procs"].max()
-    for col, data in enumerate(data_sizes):
-        ax_t, ax_s = axes[0, col], axes[1, col]
-        for colour, batch in zip(colours, batches):
-            sel = points[(points["data_size"] == data) & (points["batch_size"] == batch)].sort_values("procs")
-            if sel.empty:
-                continue
-            err = np.vstack([sel["epoch_time_s"] - sel["epoch_time_q25_s"], sel["epoch_time_q75_s"] - sel["epoch_time_s"]])
-            ax_t.errorbar(sel["procs"], sel["epoch_time_s"], yerr=err, fmt="o", color=colour, capsize=3, label=f"b={batch} measured")
-            ax_s.plot(sel["procs"], sel["samples_per_s"], "o", color=colour)
-            for name, model in fitted.items():
-                grid = _prediction_grid(points, batch, data)
-                pred = model.predict(grid)
-                inside = grid["procs"] <= max_procs
-                style = "-" if name == "generic" else ":"
-                ax_t.plot(grid["procs"][inside], pred[inside], style, color=colour, alpha=0.8,
-                          label=f"b={batch} {name}" if batch == batches[0] or len(fitted) == 1 else None)
-                ax_t.plot(grid["procs"][~inside], pred[~inside], "--", color=colour, alpha=0.5)
-                ax_s.plot(grid["procs"], data / pred, style, color=colour, alpha=0.6)
-        ax_t.set_title(f"{framework} / {network}, d={data} samples/epoch")
-        ax_t.set_xlabel("workers p")
-        ax_t.set_ylabel("epoch time [s]")
-        ax_t.set_yscale("log")
-        ax_s.set_xlabel("workers p")
-        ax_s.set_ylabel("throughput [samples/s]")
-        ax_t.axvline(max_procs, color="grey", lw=0.8, ls=":")
-        ax_s.axvline(max_procs, color="grey", lw=0.8, ls=":")
-        ax_t.legend(fontsize=7, loc="best")
-    fig.tight_layout()
+def scaling_figure(
+    framework: str, network: str, points: pd.DataFrame, curves: dict[str, Curve], quantity: str
+) -> Figure:
+    """Epoch time (quantity 'time') or throughput ('throughput') against workers: measured
+    medians with IQR bars, and per model (one row each) its curve and band, extrapolated."""
+    data_sizes = sorted(int(d) for d in points["data_size"].unique())
+    batches = sorted(int(b) for b in points["batch_size"].unique())
+    colours = _batch_colours(batches)
+    rows = sorted(curves) or ["(no fitted model)"]
+    fig, axes = _figure(len(rows), len(data_sizes), 3.9, 2.9)
+    max_procs = int(points["procs"].max())
+    throughput = quantity == "throughput"
+    for r, name in enumerate(rows):
+        curve = curves.get(name)
+        for c, data in enumerate(data_sizes):
+            ax = axes[r, c]
+            for batch in batches:
+                colour = colours[batch]
+                sel = points[
+                    (points["data_size"] == data) & (points["batch_size"] == batch)
+                ].sort_values("procs")
+                if sel.empty:
+                    continue
+                median, q25, q75 = (
+                    sel[k].to_numpy(float)
+                    for k in ("epoch_time_s", "epoch_time_q25_s", "epoch_time_q75_s")
+                )
+                if throughput:  # samples/s is d / epoch time, so the time quartiles swap ends
+                    median, q25, q75 = data / median, data / q75, data / q25
+                err = np.vstack([np.maximum(median - q25, 0), np.maximum(q75 - median, 0)])
+                ax.errorbar(
+                    sel["procs"],
+                    median,
+                    yerr=err,
+                    fmt="o",
+                    ms=4,
+                    color=colour,
+                    capsize=3,
+                    label=f"b={batch} measured",
+                )
+                if curve is None:
+                    continue
+                grid = prediction_grid(points, batch, data)
+                procs = grid["procs"].to_numpy()
+                pred = np.asarray(curve.predict(grid), dtype=float)
+                band = curve.band(grid) if curve.band else None
+                if throughput:
+                    pred = data / pred
+                    band = (data / band[1], data / band[0]) if band else None
+                inside = procs <= max_procs
+                ax.plot(
+                    procs[inside],
+                    pred[inside],
+                    "-",
+                    color=colour,
+                    lw=1.2,
+                    label=f"b={batch} {name}",
+                )
+                ax.plot(
+                    procs[procs >= max_procs], pred[procs >= max_procs], "--", color=colour, lw=1.2
+                )
+                if band is not None:
+                    ax.fill_between(procs, band[0], band[1], color=colour, alpha=0.15, lw=0)
+            ax.axvline(max_procs, color="grey", lw=0.8, ls=":")
+            ax.set_title(f"{name}: d={data} samples/epoch", fontsize=8)
+            ax.set_xlabel("workers p")
+            ax.set_ylabel("throughput [samples/s]" if throughput else "epoch time [s]")
+            if not throughput:
+                ax.set_yscale("log")
+            if c == 0:
+                ax.legend(loc="best", ncol=1)
+    what = "Throughput" if throughput else "Epoch time"
+    bands = sorted({f"{n}: {c.band_source}" for n, c in curves.items() if c.band_source})
+    no_band = sorted(n for n, c in curves.items() if not c.band_source)
+    caption = (
+        f"{what} against the number of workers: measured medians over repetitions (bars: "
+        "interquartile range), one colour per per-worker batch size; one row per fitted model, "
+        "solid inside the measured range and dashed beyond it (right of the dotted line). "
+        "Shaded: the model's uncertainty band, "
+        + ("; ".join(bands) if bands else "none available")
+        + (
+            f"; no band for {', '.join(no_band)} (no validation result)"
+            if no_band and bands
+            else ""
+        )
+        + ". A band from the median APE is the typical held-out error, not a confidence interval."
+    )
+    kind = "throughput" if throughput else "scaling"
     return _render(
-        fig,
-        f"scaling_{framework}_{network}",
-        f"Scaling: {framework} / {network}",
-        "Measured median epoch time (bars: interquartile range over repetitions) and throughput "
-        "against the number of workers, one colour per per-worker batch size; lines are the fitted "
-        "models, dashed beyond the largest measured worker count (right of the dotted line).",
+        fig, f"{framework}/{kind}_{network}", f"{what} vs workers: {framework} / {network}", caption
     )
 
 
-def measured_vs_predicted_figure(framework: str, predictions: pd.DataFrame, protocol: str) -> Figure:
-    fig, ax = plt.subplots(figsize=(4.6, 4.2))
-    sel = predictions[(predictions["framework"] == framework) & (predictions["protocol"] == protocol)]
-    for model, group in sel.groupby("model", sort=True):
-        ax.plot(group["measured_s"], group["predicted_s"], "o", alpha=0.7, label=model)
-    if not sel.empty:
-        lo = min(sel["measured_s"].min(), sel["predicted_s"].min()) * 0.9
-        hi = max(sel["measured_s"].max(), sel["predicted_s"].max()) * 1.1
-        ax.plot([lo, hi], [lo, hi], "k-", lw=0.8, label="y = x")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-    ax.set_xlabel("measured epoch time [s]")
-    ax.set_ylabel("predicted epoch time [s]")
-    ax.set_title(f"{framework}: held-out predictions ({protocol})")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+def speedup_figure(framework: str, network: str, points: pd.DataFrame) -> Figure:
+    """Measured speed-up and parallel efficiency against workers, relative to the fewest workers."""
+    batches = sorted(int(b) for b in points["batch_size"].unique())
+    data_sizes = sorted(int(d) for d in points["data_size"].unique())
+    colours = _batch_colours(batches)
+    styles = ["-", "--", "-.", ":"]
+    fig, axes = _figure(1, 2, 4.2, 3.2)
+    ax_s, ax_e = axes[0]
+    for batch in batches:
+        for i, data in enumerate(data_sizes):
+            sel = points[
+                (points["batch_size"] == batch) & (points["data_size"] == data)
+            ].sort_values("procs")
+            if sel.empty:
+                continue
+            p = sel["procs"].to_numpy(float)
+            t = sel["epoch_time_s"].to_numpy(float)
+            speedup = (t[0] / t) * p[
+                0
+            ]  # relative to p=1, or scaled from the fewest workers measured
+            style = styles[i % len(styles)]
+            label = f"b={batch}, d={data}"
+            ax_s.plot(p, speedup, style, marker="o", ms=4, color=colours[batch], label=label)
+            ax_e.plot(p, speedup / p, style, marker="o", ms=4, color=colours[batch], label=label)
+    top = float(points["procs"].max())
+    ax_s.plot([1, top], [1, top], "k:", lw=0.8, label="ideal")
+    ax_e.axhline(1.0, color="k", ls=":", lw=0.8, label="ideal")
+    ax_s.set_xlabel("workers p")
+    ax_s.set_ylabel("speed-up T(1)/T(p) [×]")
+    ax_e.set_xlabel("workers p")
+    ax_e.set_ylabel("parallel efficiency speed-up/p [1]")
+    ax_s.set_title(f"{framework} / {network}: speed-up", fontsize=8)
+    ax_e.set_title(f"{framework} / {network}: efficiency", fontsize=8)
+    ax_s.legend(loc="best")
     return _render(
         fig,
-        f"measured_vs_predicted_{framework}_{protocol}",
-        f"Measured vs predicted: {framework} ({protocol})",
-        f"Each point is a configuration predicted by a model that did not see it ({protocol}). "
-        "Points on the diagonal are perfect predictions.",
+        f"{framework}/speedup_{network}",
+        f"Speed-up and efficiency: {framework} / {network}",
+        "Measured speed-up of the epoch (median epoch time with the fewest workers divided by the "
+        "median with p workers, times that fewest count) and parallel efficiency (speed-up / p), "
+        "per per-worker batch size b (colour) and samples per epoch d (line style); dotted: ideal.",
+    )
+
+
+def _protocol_panels(predictions: pd.DataFrame) -> list[str]:
+    return sorted(predictions["protocol"].unique())
+
+
+def accuracy_figure(
+    framework: str, network: str, predictions: pd.DataFrame, colours: dict[str, tuple]
+) -> Figure:
+    """Measured vs held-out predicted epoch time, one panel per protocol, one colour per model."""
+    protocols = _protocol_panels(predictions)
+    ncols = min(3, len(protocols))
+    nrows = math.ceil(len(protocols) / ncols)
+    fig, axes = _figure(nrows, ncols, 3.4, 3.2)
+    for ax in axes.flat[len(protocols) :]:
+        ax.set_visible(False)
+    for ax, protocol in zip(axes.flat, protocols, strict=False):
+        sel = predictions[predictions["protocol"] == protocol]
+        for model, group in sel.groupby("model", sort=True):
+            ax.plot(
+                group["measured_s"],
+                group["predicted_s"],
+                "o",
+                ms=4,
+                alpha=0.75,
+                color=colours.get(model),
+                label=model,
+            )
+        values = np.concatenate(
+            [sel["measured_s"].to_numpy(float), sel["predicted_s"].to_numpy(float)]
+        )
+        values = values[np.isfinite(values) & (values > 0)]
+        if values.size:
+            lo, hi = values.min() * 0.8, values.max() * 1.25
+            ax.plot([lo, hi], [lo, hi], "k-", lw=0.8, label="y = x")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+        ax.set_title(protocol, fontsize=8)
+        ax.set_xlabel("measured epoch time [s]")
+        ax.set_ylabel("predicted epoch time [s]")
+        ax.legend(loc="upper left")
+    return _render(
+        fig,
+        f"{framework}/accuracy_{network}",
+        f"Measured vs predicted: {framework} / {network}",
+        "Each point is a measured configuration predicted by a model that did not see it, one "
+        "panel per validation protocol and one colour per model. On the diagonal: perfect.",
+    )
+
+
+def residuals_figure(
+    framework: str, network: str, predictions: pd.DataFrame, colours: dict[str, tuple]
+) -> Figure:
+    """Held-out APE at every configuration, one panel per protocol."""
+    protocols = _protocol_panels(predictions)
+    keys = ["nodes", "procs", "batch_size", "data_size"]
+    configs = predictions[keys].drop_duplicates().sort_values(keys).reset_index(drop=True)
+    position = {tuple(row): i for i, row in enumerate(configs.itertuples(index=False))}
+    labels = [f"n{n} p{p} b{b} d{d}" for n, p, b, d in configs.itertuples(index=False)]
+    width = max(5.0, 0.22 * len(labels) + 2.0)
+    fig, axes = _figure(len(protocols), 1, width, 2.6)
+    models = sorted(predictions["model"].unique())
+    offsets = {m: (i - (len(models) - 1) / 2) * 0.12 for i, m in enumerate(models)}
+    for ax, protocol in zip(axes[:, 0], protocols, strict=False):
+        sel = predictions[predictions["protocol"] == protocol]
+        for model, group in sel.groupby("model", sort=True):
+            x = (
+                np.array([position[tuple(r)] for r in group[keys].itertuples(index=False)])
+                + offsets[model]
+            )
+            ax.plot(x, group["ape"], "o", ms=4, color=colours.get(model), label=model)
+        ax.set_title(protocol, fontsize=8)
+        ax.set_ylabel("APE [%]")
+        ax.set_ylim(bottom=0)
+        ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=6)
+        ax.legend(loc="upper right")
+    axes[-1, 0].set_xlabel(CONFIG_AXIS)
+    return _render(
+        fig,
+        f"{framework}/residuals_{network}",
+        f"Residuals: {framework} / {network}",
+        "Absolute percentage error of each held-out prediction at every measured configuration, "
+        "one panel per validation protocol, one colour per model (offset a little to be seen).",
     )
 
 
 def breakdown_figure(framework: str, network: str, breakdown: list[dict]) -> Figure:
     """Stacked bars: seconds of each generic-model term at every measured configuration."""
     terms = list(breakdown[0]["seconds"]) if breakdown else []
-    labels = [f"p{r['procs']} b{r['batch_size']}\nd{r['data_size']}" for r in breakdown]
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.45 * len(breakdown) + 1.5), 3.8))
-    bottom = np.zeros(len(breakdown))
-    colours = plt.cm.tab10(np.arange(len(terms)) % 10)
-    for colour, term in zip(colours, terms):
-        values = np.array([r["seconds"][term] for r in breakdown])
+    order = sorted(
+        range(len(breakdown)),
+        key=lambda i: tuple(breakdown[i][k] for k in ("nodes", "procs", "batch_size", "data_size")),
+    )
+    rows = [breakdown[i] for i in order]
+    labels = [f"n{r['nodes']} p{r['procs']} b{r['batch_size']} d{r['data_size']}" for r in rows]
+    fig, axes = _figure(1, 1, max(5.0, 0.28 * len(rows) + 2.0), 3.6)
+    ax = axes[0, 0]
+    bottom = np.zeros(len(rows))
+    palette = plt.cm.tab10(np.arange(10))
+    for i, term in enumerate(terms):
+        values = np.array([r["seconds"][term] for r in rows], dtype=float)
         if np.allclose(values, 0):
-            continue
-        ax.bar(range(len(breakdown)), values, bottom=bottom, color=colour, label=term)
+            continue  # switched off or not identifiable: nothing to stack
+        ax.bar(range(len(rows)), values, bottom=bottom, color=palette[i % 10], label=term)
         bottom += values
-    ax.plot(range(len(breakdown)), [r["measured_s"] for r in breakdown], "k_", ms=12, mew=2, label="measured")
-    ax.set_xticks(range(len(breakdown)), labels, fontsize=6, rotation=90)
+    ax.plot(range(len(rows)), [r["measured_s"] for r in rows], "k_", ms=10, mew=2, label="measured")
+    ax.set_xticks(range(len(rows)), labels, fontsize=6, rotation=90)
+    ax.set_xlabel(CONFIG_AXIS)
     ax.set_ylabel("epoch time [s]")
-    ax.set_title(f"{framework} / {network}: where the time goes (generic model)")
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
+    ax.set_title(f"{framework} / {network}: where the time goes (generic model)", fontsize=8)
+    ax.legend(ncol=2, loc="upper left")
     return _render(
         fig,
-        f"breakdown_{framework}_{network}",
+        f"{framework}/breakdown_{network}",
         f"Time breakdown: {framework} / {network}",
         "Seconds per epoch attributed to each term of the fitted generic model at every measured "
-        "configuration (black marks: measured).",
+        "configuration (terms the fit switched off are left out); black marks: measured median.",
     )
 
 

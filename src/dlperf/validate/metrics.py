@@ -31,9 +31,16 @@ def _metric_rows(measured: np.ndarray, predicted: np.ndarray) -> dict[str, np.nd
 
 
 def summarise(
-    measured: np.ndarray, predicted: np.ndarray, n_boot: int = 1000, seed: int = 0, level: float = 0.95
+    measured: np.ndarray,
+    predicted: np.ndarray,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
 ) -> dict[str, float]:
-    """Each metric with a percentile-bootstrap interval over the test points."""
+    """Each metric with a percentile-bootstrap interval over the test points.
+
+    Fewer than two points, or ``n_boot`` 0, give no interval (NaN bounds). R² is NaN when the
+    measured values do not vary (nothing to explain)."""
     measured = np.asarray(measured, dtype=float)
     predicted = np.asarray(predicted, dtype=float)
     rows = _metric_rows(measured[None, :], predicted[None, :])
@@ -46,8 +53,14 @@ def summarise(
         alpha = (1.0 - level) / 2.0
         for key, values in boot.items():
             finite = values[np.isfinite(values)]
-            lo, hi = (np.quantile(finite, [alpha, 1 - alpha]) if finite.size else (np.nan, np.nan))
-            out[f"{key}_lo"], out[f"{key}_hi"] = float(lo), float(hi)
+            if not finite.size or not np.isfinite(point[key]):
+                out[f"{key}_lo"] = out[f"{key}_hi"] = float("nan")
+                continue
+            lo, hi = np.quantile(finite, [alpha, 1 - alpha])
+            # A percentile interval of a skewed statistic (max APE, R²) can miss the estimate
+            # itself; widen it to include the estimate so the table never reads as a contradiction.
+            out[f"{key}_lo"] = float(min(lo, point[key]))
+            out[f"{key}_hi"] = float(max(hi, point[key]))
     else:
         for key in METRICS:
             out[f"{key}_lo"] = out[f"{key}_hi"] = float("nan")

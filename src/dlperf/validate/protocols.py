@@ -1,4 +1,9 @@
-"""Validation protocols (DESIGN.md section 5): which points train a model and which test it."""
+"""Validation protocols (DESIGN.md section 5): which points train a model and which test it.
+
+A protocol turns the points of one network (or, for ``cross_network``, of one framework) into
+splits. When the points cannot support a protocol the plan carries the reason instead, so the
+summary can say why a protocol did not run rather than leaving it out.
+"""
 
 from __future__ import annotations
 
@@ -9,14 +14,24 @@ import pandas as pd
 
 from dlperf.folds import kfold_indices
 
-PROTOCOLS = ("kfold", "loo_procs", "loo_batch", "extrapolation_procs", "extrapolation_batch")
+# Protocols that split the points of one network.
+WITHIN_NETWORK = ("kfold", "loo_procs", "loo_batch", "extrapolation_procs", "extrapolation_batch")
+# Protocols that split one framework's points by network.
+ACROSS_NETWORKS = ("cross_network",)
+PROTOCOLS = WITHIN_NETWORK + ACROSS_NETWORKS
+# Short names the command line accepts for a pair of protocols.
+ALIASES = {
+    "loo": ("loo_procs", "loo_batch"),
+    "extrapolation": ("extrapolation_procs", "extrapolation_batch"),
+}
+COLUMN_LABEL = {"procs": "procs", "batch_size": "batch"}
 
 
 @dataclass
 class Split:
     fold: str
-    train: np.ndarray
-    test: np.ndarray
+    train: np.ndarray  # row positions of the training points
+    test: np.ndarray  # row positions of the test points
 
 
 @dataclass
@@ -26,13 +41,43 @@ class Plan:
     reason: str | None = None  # why the protocol cannot run on these points
 
 
+def expand_aliases(names: list[str]) -> list[str]:
+    """Protocol names with aliases ('loo', 'extrapolation') replaced by what they stand for."""
+    out: list[str] = []
+    for name in names:
+        for protocol in ALIASES.get(name, (name,)):
+            if protocol not in PROTOCOLS:
+                raise ValueError(
+                    f"unknown validation protocol {protocol!r}; choose from "
+                    f"{', '.join(PROTOCOLS + tuple(ALIASES))}"
+                )
+            if protocol not in out:
+                out.append(protocol)
+    return out
+
+
+def _kfold(points: pd.DataFrame, k: int, seed: int) -> Plan:
+    n = len(points)
+    if n < 3:
+        return Plan("kfold", reason=f"needs at least 3 measured configurations, found {n}")
+    splits = kfold_indices(n, k, seed)
+    return Plan("kfold", [Split(f"fold{i}", tr, te) for i, (tr, te) in enumerate(splits)])
+
+
 def _leave_one_level_out(points: pd.DataFrame, column: str, protocol: str) -> Plan:
     levels = np.sort(points[column].unique())
     if len(levels) < 3:
-        return Plan(protocol, reason=f"needs at least 3 levels of {column}, found {len(levels)}")
+        # With two levels, leaving one out trains on a single level: no trend in `column` is
+        # learnable, and that case is the extrapolation protocol anyway.
+        return Plan(
+            protocol,
+            reason=f"needs at least 3 levels of {column}, found {len(levels)} "
+            f"({', '.join(str(v) for v in levels)}); measure more {column} values",
+        )
     values = points[column].to_numpy()
+    label = COLUMN_LABEL[column]
     splits = [
-        Split(f"{column}={level}", np.flatnonzero(values != level), np.flatnonzero(values == level))
+        Split(f"{label}={level}", np.flatnonzero(values != level), np.flatnonzero(values == level))
         for level in levels
     ]
     return Plan(protocol, splits)
@@ -41,26 +86,34 @@ def _leave_one_level_out(points: pd.DataFrame, column: str, protocol: str) -> Pl
 def _extrapolation(points: pd.DataFrame, column: str, threshold: int | None, protocol: str) -> Plan:
     levels = np.sort(points[column].unique())
     if len(levels) < 2:
-        return Plan(protocol, reason=f"needs at least 2 levels of {column}, found {len(levels)}")
-    limit = threshold if threshold is not None else levels[-2]
+        return Plan(
+            protocol,
+            reason=f"needs at least 2 levels of {column}, found {len(levels)}; "
+            f"measure more {column} values",
+        )
+    # Without a threshold: train on every level but the largest, test on the largest.
+    limit = int(threshold) if threshold is not None else int(levels[-2])
     values = points[column].to_numpy()
     train, test = np.flatnonzero(values <= limit), np.flatnonzero(values > limit)
+    setting = "train_max_procs" if column == "procs" else "train_max_batch"
     if len(test) == 0:
-        return Plan(protocol, reason=f"no point has {column} > {limit} to extrapolate to")
+        return Plan(
+            protocol,
+            reason=f"no point has {column} > {limit} to extrapolate to; lower {setting}",
+        )
     if len(train) == 0:
-        return Plan(protocol, reason=f"no point has {column} <= {limit} to train on")
-    return Plan(protocol, [Split(f"{column}<={limit}", train, test)])
+        return Plan(
+            protocol, reason=f"no point has {column} <= {limit} to train on; raise {setting}"
+        )
+    return Plan(protocol, [Split(f"{COLUMN_LABEL[column]}<={limit}", train, test)])
 
 
 def plan(points: pd.DataFrame, protocol: str, settings: dict | None = None, seed: int = 0) -> Plan:
+    """Splits of one network's points (row positions after ``reset_index``)."""
     settings = settings or {}
     points = points.reset_index(drop=True)
     if protocol == "kfold":
-        k = int(settings.get("k", 5))
-        if len(points) < 3:
-            return Plan(protocol, reason=f"needs at least 3 points, found {len(points)}")
-        splits = kfold_indices(len(points), k, seed)
-        return Plan(protocol, [Split(f"fold{i}", tr, te) for i, (tr, te) in enumerate(splits)])
+        return _kfold(points, int(settings.get("k", 5)), seed)
     if protocol == "loo_procs":
         return _leave_one_level_out(points, "procs", protocol)
     if protocol == "loo_batch":
@@ -69,4 +122,34 @@ def plan(points: pd.DataFrame, protocol: str, settings: dict | None = None, seed
         return _extrapolation(points, "procs", settings.get("train_max_procs"), protocol)
     if protocol == "extrapolation_batch":
         return _extrapolation(points, "batch_size", settings.get("train_max_batch"), protocol)
-    raise ValueError(f"unknown validation protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}")
+    if protocol in ACROSS_NETWORKS:
+        raise ValueError(f"{protocol} splits a framework by network; use plan_cross_network")
+    raise ValueError(
+        f"unknown validation protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}"
+    )
+
+
+def plan_cross_network(points: pd.DataFrame) -> dict[str, Plan]:
+    """Per held-out network: train on every other network of the framework, test on it."""
+    points = points.reset_index(drop=True)
+    networks = sorted(points["network"].unique())
+    values = points["network"].to_numpy()
+    if len(networks) < 2:
+        reason = (
+            f"needs measurements of at least 2 networks, found {len(networks)} "
+            f"({', '.join(networks) or 'none'}); add networks to the config"
+        )
+        return {network: Plan("cross_network", reason=reason) for network in networks}
+    return {
+        network: Plan(
+            "cross_network",
+            [
+                Split(
+                    f"held_out={network}",
+                    np.flatnonzero(values != network),
+                    np.flatnonzero(values == network),
+                )
+            ],
+        )
+        for network in networks
+    }

@@ -1,0 +1,182 @@
+"""A small synthetic dataset taken through the real fit, validate and report functions.
+
+Timings follow the generic model's own form with multiplicative noise, for two networks of one
+framework; one framework (tensorflow) only failed. Besides the generic model a second, linear
+model is registered for the duration, so the report is built with more than one model and the
+cross-network protocol has a model that can run it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dlperf import tables
+from dlperf.models import MODELS
+from dlperf.models.artifact import fit_framework
+from dlperf.models.base import TARGET, InsufficientData, PerformanceModel, iterations
+from dlperf.report.html import build_report
+from dlperf.validate.crossval import cross_validate
+
+FAST_GENERIC = {"lambdas": [0.0], "popsize": 6, "maxiter": 30, "tol": 1e-6}
+PROTOCOLS = {
+    "kfold": {"k": 3},
+    "loo_procs": {},
+    "loo_batch": {},
+    "extrapolation_procs": {"train_max_procs": 2},
+    "extrapolation_batch": {},
+    "cross_network": {},
+}
+
+
+class LinearTestModel(PerformanceModel):
+    """Least squares on [1, I, I*b, I*(p-1)/p]: quick, and it claims network features so the
+    cross-network protocol runs for it."""
+
+    name = "lineartest"
+    description = "test-only linear model"
+    min_points = 4
+    uses_network_features = True
+
+    def __init__(self) -> None:
+        self.coef = np.zeros(4)
+
+    @staticmethod
+    def _design(frame: pd.DataFrame) -> np.ndarray:
+        i = iterations(frame)
+        p = frame["procs"].to_numpy(float)
+        b = frame["batch_size"].to_numpy(float)
+        return np.column_stack([np.ones_like(i), i, i * b, i * (p - 1) / p])
+
+    def fit(self, frame, seed=0):
+        if len(frame) < self.min_points:
+            raise InsufficientData(f"lineartest needs {self.min_points} points, got {len(frame)}")
+        self.coef = np.linalg.lstsq(self._design(frame), frame[TARGET].to_numpy(float), rcond=None)[
+            0
+        ]
+        return self
+
+    def predict(self, frame):
+        return np.maximum(self._design(frame) @ self.coef, 1e-6)
+
+    def to_dict(self):
+        return {"model": self.name, "formula": self.description, "coef": self.coef.tolist()}
+
+    @classmethod
+    def from_dict(cls, data):
+        model = cls()
+        model.coef = np.asarray(data["coef"], dtype=float)
+        return model
+
+
+@contextlib.contextmanager
+def test_model_registered():
+    MODELS[LinearTestModel.name] = LinearTestModel
+    try:
+        yield
+    finally:
+        MODELS.pop(LinearTestModel.name, None)
+
+
+def synthetic_timings(seed: int = 0, data_sizes=(512, 1024)) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    costs = {"mlp": 2e-4, "lenet": 6e-4}
+    sweep = itertools.product(costs, [1, 2, 4], [8, 16, 32], data_sizes, range(2))
+    for network, p, b, d, rep in sweep:
+        iters = np.ceil(d / (p * b))
+        t_iter = 1e-3 + costs[network] * b**0.9 + 4e-3 * (p - 1) / p
+        epoch = (0.05 + iters * t_iter) * (1 + 0.03 * rng.standard_normal())
+        rows.append(
+            {
+                "framework": "pytorch",
+                "network": network,
+                "device": "cpu",
+                "nodes": 1,
+                "procs": p,
+                "batch_size": b,
+                "data_size": d,
+                "rep": rep,
+                "global_batch": p * b,
+                "iters_per_epoch": int(iters),
+                "epoch_time_s": epoch,
+                "samples_per_s": d / epoch,
+                "framework_version": "2.3.1+cpu",
+                "threads_per_worker": 1,
+                "hostname": "node001",
+                "cpu_model": "Synthetic CPU @ 3.0GHz",
+                "gpu_names": "",
+                "slurm_job_id": "4242",
+                "git_commit": "0123abcd",
+            }
+        )
+    return pd.DataFrame(rows).reindex(columns=tables.TIMING_COLUMNS)
+
+
+def synthetic_failures() -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "framework": "tensorflow",
+                "network": "mlp",
+                "device": "cpu",
+                "nodes": 1,
+                "procs": 2,
+                "batch_size": 8,
+                "data_size": 512,
+                "rep": 0,
+                "status": "failed",
+                "error": "ImportError: No module named 'tensorflow'",
+                "hostname": "node001",
+                "slurm_job_id": "4243",
+                "record": "results/runs/tensorflow/mlp/n1_p2_b8_d512_r0.json",
+            }
+        ],
+        columns=tables.FAILURE_COLUMNS,
+    )
+
+
+def validated(
+    seed: int = 0, n_boot: int = 200, data_sizes=(512, 1024), protocols: dict | None = None
+) -> dict:
+    """Timings, failures, points, the fitted artifact, predictions and summary."""
+    timings = synthetic_timings(seed, data_sizes)
+    points = tables.to_points(timings)
+    models = {"generic": FAST_GENERIC, LinearTestModel.name: {}}
+    with test_model_registered():
+        artifact = fit_framework(points, "pytorch", models, seed)
+        predictions, summary = cross_validate(
+            points, "pytorch", models, protocols or PROTOCOLS, seed, n_boot
+        )
+    return {
+        "timings": timings,
+        "failures": synthetic_failures(),
+        "points": points,
+        "artifacts": {"pytorch": artifact},
+        "predictions": predictions,
+        "summary": summary,
+        "config": {
+            "frameworks": ["pytorch", "tensorflow"],
+            "networks": ["mlp", "lenet"],
+            "seed": seed,
+            "validation": {"protocols": protocols or PROTOCOLS, "bootstrap": n_boot},
+        },
+    }
+
+
+def write_report(data: dict, out_html: Path) -> list[Path]:
+    with test_model_registered():
+        return build_report(
+            out_html,
+            data["timings"],
+            data["failures"],
+            data["points"],
+            data["artifacts"],
+            data["summary"],
+            data["predictions"],
+            data["config"],
+        )

@@ -1,0 +1,105 @@
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dlperf.validate.protocols import expand_aliases, plan, plan_cross_network
+
+
+def grid(procs=(1, 2, 4), batches=(8, 16, 32), data=(512,), networks=("mlp",)):
+    rows = [
+        {"network": n, "nodes": 1, "procs": p, "batch_size": b, "data_size": d, "epoch_time_s": 1.0}
+        for n, p, b, d in itertools.product(networks, procs, batches, data)
+    ]
+    return pd.DataFrame(rows)
+
+
+def test_kfold_partitions_every_point_once_and_is_seeded():
+    points = grid()
+    splits = plan(points, "kfold", {"k": 4}, seed=3).splits
+    assert len(splits) == 4
+    tested = np.concatenate([s.test for s in splits])
+    assert sorted(tested) == list(range(len(points)))
+    for s in splits:
+        assert not set(s.train) & set(s.test)
+        assert len(s.train) + len(s.test) == len(points)
+    again = plan(points, "kfold", {"k": 4}, seed=3).splits
+    assert all(np.array_equal(a.test, b.test) for a, b in zip(splits, again, strict=True))
+    other = plan(points, "kfold", {"k": 4}, seed=4).splits
+    assert not all(np.array_equal(a.test, b.test) for a, b in zip(splits, other, strict=True))
+
+
+def test_kfold_with_too_few_points_says_why():
+    result = plan(grid(procs=(1,), batches=(8, 16)), "kfold", {"k": 5})
+    assert not result.splits and "at least 3" in result.reason and "found 2" in result.reason
+
+
+@pytest.mark.parametrize("protocol, column", [("loo_procs", "procs"), ("loo_batch", "batch_size")])
+def test_leave_one_level_out_tests_each_level_on_its_own(protocol, column):
+    points = grid()
+    result = plan(points, protocol)
+    assert [s.fold.split("=")[1] for s in result.splits] == [
+        str(v) for v in sorted(points[column].unique())
+    ]
+    for s in result.splits:
+        held = points.iloc[s.test][column].unique()
+        assert len(held) == 1
+        assert held[0] not in set(points.iloc[s.train][column])
+        assert len(s.train) + len(s.test) == len(points)
+
+
+def test_leave_one_level_out_needs_three_levels():
+    result = plan(grid(procs=(1, 2)), "loo_procs")
+    assert not result.splits
+    assert "at least 3 levels of procs, found 2 (1, 2)" in result.reason
+
+
+def test_extrapolation_uses_the_threshold_or_all_but_the_top_level():
+    points = grid(procs=(1, 2, 4, 8))
+    default = plan(points, "extrapolation_procs").splits[0]
+    assert set(points.iloc[default.train]["procs"]) == {1, 2, 4}
+    assert set(points.iloc[default.test]["procs"]) == {8}
+    set_limit = plan(points, "extrapolation_procs", {"train_max_procs": 2}).splits[0]
+    assert set(points.iloc[set_limit.train]["procs"]) == {1, 2}
+    assert set(points.iloc[set_limit.test]["procs"]) == {4, 8}
+    batch = plan(points, "extrapolation_batch", {"train_max_batch": 8}).splits[0]
+    assert set(points.iloc[batch.train]["batch_size"]) == {8}
+    assert set(points.iloc[batch.test]["batch_size"]) == {16, 32}
+
+
+def test_extrapolation_reasons_name_the_setting_to_change():
+    points = grid(procs=(1, 2))
+    assert (
+        "lower train_max_procs"
+        in plan(points, "extrapolation_procs", {"train_max_procs": 2}).reason
+    )
+    assert (
+        "raise train_max_batch"
+        in plan(points, "extrapolation_batch", {"train_max_batch": 4}).reason
+    )
+    assert "at least 2 levels" in plan(grid(procs=(1,)), "extrapolation_procs").reason
+
+
+def test_cross_network_holds_out_each_network():
+    points = grid(networks=("lenet", "mlp", "resnet18"))
+    plans = plan_cross_network(points)
+    assert sorted(plans) == ["lenet", "mlp", "resnet18"]
+    for network, result in plans.items():
+        (split,) = result.splits
+        assert set(points.iloc[split.test]["network"]) == {network}
+        assert network not in set(points.iloc[split.train]["network"])
+
+
+def test_cross_network_with_one_network_says_why():
+    (result,) = plan_cross_network(grid()).values()
+    assert not result.splits and "at least 2 networks" in result.reason
+
+
+def test_aliases_and_unknown_protocols():
+    assert expand_aliases(["loo", "kfold", "loo_procs"]) == ["loo_procs", "loo_batch", "kfold"]
+    assert expand_aliases(["extrapolation"]) == ["extrapolation_procs", "extrapolation_batch"]
+    with pytest.raises(ValueError, match="unknown validation protocol 'holdout'"):
+        expand_aliases(["holdout"])
+    with pytest.raises(ValueError, match="unknown validation protocol"):
+        plan(grid(), "holdout")
