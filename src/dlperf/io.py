@@ -16,6 +16,12 @@ from pathlib import Path
 SCHEMA_VERSION = 1
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` on success.
@@ -26,6 +32,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    # mkstemp makes the file private (0600); outputs get the permissions of any new file.
+    os.fchmod(fd, 0o666 & ~_umask())
     os.close(fd)
     tmp = Path(tmp_name)
     try:

@@ -29,15 +29,17 @@ def aggregate(records: Sequence[PathLike], timings_csv: PathLike, timings_parque
 
 def fit(timings_csv: PathLike, framework: str, models: dict, seed: int, out: PathLike) -> dict:
     from dlperf.external import load_points
-    from dlperf.models.artifact import fit_framework
+    from dlperf.models.artifact import fit_framework, unfitted_artifact
 
     points = load_points(timings_csv)
-    if not (points["framework"] == framework).any():
-        raise ValueError(
-            f"{timings_csv} has no successful run of framework {framework!r}; "
-            f"see results/failures.csv for why its runs failed"
+    if (points["framework"] == framework).any():
+        artifact = fit_framework(points, framework, models, seed)
+    else:
+        # Every run failed: the artifact says so, and the report still shows the failures.
+        artifact = unfitted_artifact(
+            framework, seed, f"{timings_csv} has no successful run of {framework}; "
+            "results/failures.csv says why its runs failed"
         )
-    artifact = fit_framework(points, framework, models, seed)
     atomic_write_json(out, artifact)
     return artifact
 

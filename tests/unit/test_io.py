@@ -27,3 +27,14 @@ def test_nan_is_refused(tmp_path):
     with pytest.raises(ValueError):
         atomic_write_json(tmp_path / "a.json", {"v": float("nan")})
     assert not (tmp_path / "a.json").exists()
+
+
+def test_outputs_get_ordinary_permissions(tmp_path):
+    import os
+
+    mask = os.umask(0o022)
+    try:
+        atomic_write_json(tmp_path / "a.json", {"v": 1})
+    finally:
+        os.umask(mask)
+    assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o644

@@ -60,6 +60,20 @@ def breakdown_table(model: GenericModel, points: pd.DataFrame) -> list[dict]:
     return rows
 
 
+def unfitted_artifact(framework: str, seed: int, reason: str) -> dict:
+    """The artifact of a framework that has no measurement to fit: no networks, and why."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "framework": framework,
+        "dlperf_version": dlperf.__version__,
+        "seed": seed,
+        "target": TARGET,
+        "features": FEATURES,
+        "networks": {},
+        "reason": reason,
+    }
+
+
 def fit_framework(points: pd.DataFrame, framework: str, models: dict[str, dict], seed: int) -> dict:
     """The model artifact of one framework: every model per network, and the across-network
     models (``generic_xnet``) once over all networks."""
