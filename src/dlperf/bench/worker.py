@@ -19,7 +19,14 @@ from dlperf.io import atomic_write_json
 from .launch import from_environment
 from .spec import RunConfig
 
-OOM_MARKERS = ("out of memory", "outofmemory", "resourceexhausted", "oom when allocating", "memoryerror")
+OOM_MARKERS = (
+    "out of memory",
+    "outofmemory",
+    "resourceexhausted",
+    "oom when allocating",
+    "memoryerror",
+    "cannot allocate memory",
+)
 
 
 def classify_error(text: str) -> str:
@@ -46,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         from .harness import run_training
 
         backend = load_backend(config.framework)(config, dist, threads)
-        timing = run_training(backend, config, dist)
+        timing = run_training(backend, config, dist, work_dir)
         result = {
             "status": "ok",
             "rank": dist.rank,
