@@ -429,6 +429,8 @@ def run_processes(
                 break
             if workers_done is None and all(p.poll() is not None for p in workers):
                 workers_done = now
+                if any(p.returncode != 0 for p in workers):
+                    break  # services of failed workers would wait for them forever
             if workers_done is not None and now - workers_done > service_grace_s:
                 break
             time.sleep(0.05)
