@@ -41,7 +41,14 @@ def digits_to_cifar_shape(images_8x8: np.ndarray) -> np.ndarray:
     images = images.repeat(DIGITS_SCALE, axis=1).repeat(DIGITS_SCALE, axis=2)
     pad_h = (height - images.shape[1]) // 2
     pad_w = (width - images.shape[2]) // 2
-    images = np.pad(images, ((0, 0), (pad_h, height - images.shape[1] - pad_h), (pad_w, width - images.shape[2] - pad_w)))
+    images = np.pad(
+        images,
+        (
+            (0, 0),
+            (pad_h, height - images.shape[1] - pad_h),
+            (pad_w, width - images.shape[2] - pad_w),
+        ),
+    )
     images = (images - images.mean()) / images.std()
     return np.ascontiguousarray(np.repeat(images[:, None], channels, axis=1), dtype=np.float32)
 

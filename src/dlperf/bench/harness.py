@@ -32,13 +32,14 @@ class Backend(Protocol):
         """Framework name and version, device names, CUDA/cuDNN versions, thread settings."""
 
     def setup(self) -> int:
-        """Build network, optimiser and data-parallel wrapper; return the trainable parameter count."""
+        """Build network, optimiser and data-parallel wrapper; return the trainable parameters."""
 
     def prepare_batch(self, images: np.ndarray, labels: np.ndarray) -> object:
         """Turn NCHW float32 images and int64 labels into device-resident inputs."""
 
     def input_pipeline(self, images: np.ndarray, labels: np.ndarray) -> Iterator[object]:
-        """The framework's own loader over this worker's shard: endless, shuffled, device-resident batches."""
+        """The framework's own loader over this worker's shard: endless, shuffled,
+        device-resident batches."""
 
     def build_graph(self, batch: object) -> float | None:
         """Trace/compile the training step ahead of the first step where the framework
@@ -56,9 +57,13 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
-def batch_source(backend: Backend, config: RunConfig, dist: DistInfo, data_dir: Path) -> Iterator[object]:
+def batch_source(
+    backend: Backend, config: RunConfig, dist: DistInfo, data_dir: Path
+) -> Iterator[object]:
     if config.dataset == "synthetic":
-        return itertools.cycle([backend.prepare_batch(x, y) for x, y in synthetic_batches(config, dist.rank)])
+        return itertools.cycle(
+            [backend.prepare_batch(x, y) for x, y in synthetic_batches(config, dist.rank)]
+        )
     images, labels = load_digits_export(data_dir)
     images, labels = shard(images, labels, dist.rank, dist.world_size, config.batch_size)
     return backend.input_pipeline(images, labels)
@@ -76,7 +81,8 @@ def timed_iteration(backend: Backend, source: Iterator[object]) -> tuple[float, 
 
 
 def run_training(backend: Backend, config: RunConfig, dist: DistInfo, data_dir: Path) -> dict:
-    """Set up, build the graph, warm up, meet at a barrier, then time one epoch of ``iters_per_epoch`` steps."""
+    """Set up, build the graph, warm up, meet at a barrier, then time one epoch
+    (``iters_per_epoch`` steps)."""
     setup_start = time.perf_counter()
     param_count = backend.setup()
     backend.sync()

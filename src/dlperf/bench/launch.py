@@ -145,10 +145,11 @@ def from_environment(env: dict | None = None) -> DistInfo:
 
 
 def tf_config(dist: DistInfo) -> dict:
-    """TensorFlow's TF_CONFIG for MultiWorkerMirroredStrategy: every worker's address, and which one we are."""
+    """TF_CONFIG for MultiWorkerMirroredStrategy: every worker's address, and which one we are."""
     if len(dist.worker_ports) != dist.world_size:
         raise ValueError(
-            f"TF_CONFIG needs one port per worker, got {len(dist.worker_ports)} for {dist.world_size} workers; "
+            f"TF_CONFIG needs one port per worker, got {len(dist.worker_ports)} "
+            f"for {dist.world_size} workers; "
             "start the workers with `dlperf bench` (local launcher or srun), which assigns them"
         )
     return {
@@ -165,7 +166,9 @@ MXNET_SERVERS = 1
 MXNET_ROLES = ("scheduler", "server", "worker")
 
 
-def dmlc_env(role: str, root_uri: str, root_port: int, num_workers: int, node_host: str | None = None) -> dict:
+def dmlc_env(
+    role: str, root_uri: str, root_port: int, num_workers: int, node_host: str | None = None
+) -> dict:
     """The DMLC_* variables ps-lite reads for one process of a ``dist_sync`` kvstore."""
     if role not in MXNET_ROLES:
         raise ValueError(f"DMLC role {role!r} is not one of {', '.join(MXNET_ROLES)}")
@@ -263,7 +266,9 @@ INHERITED_CLUSTER_VARIABLES = (
 )
 
 
-def local_worker_env(base_env: dict, rank: int, world: int, port: int, worker_ports: list[int] | None = None) -> dict:
+def local_worker_env(
+    base_env: dict, rank: int, world: int, port: int, worker_ports: list[int] | None = None
+) -> dict:
     env = clean_env(base_env)
     env.update(
         DLPERF_RANK=str(rank),
@@ -280,7 +285,9 @@ def local_worker_env(base_env: dict, rank: int, world: int, port: int, worker_po
     return env
 
 
-def mxnet_services(service_argv: list[str], env: dict, host: str, port: int, workers: int) -> list[Command]:
+def mxnet_services(
+    service_argv: list[str], env: dict, host: str, port: int, workers: int
+) -> list[Command]:
     """The ps-lite scheduler and server(s) of one MXNet run, with one OpenMP thread each."""
     commands = []
     for role, count in (("scheduler", 1), ("server", MXNET_SERVERS)):
@@ -305,7 +312,9 @@ def local_plan(
     for rank in range(procs):
         worker_env = local_worker_env(env, rank, procs, master_port, worker_ports)
         if framework == "mxnet" and procs > 1:
-            worker_env.update(dmlc_env("worker", "127.0.0.1", root_port, procs, node_host="127.0.0.1"))
+            worker_env.update(
+                dmlc_env("worker", "127.0.0.1", root_port, procs, node_host="127.0.0.1")
+            )
         commands.append(Command(f"worker{rank}", worker_argv, worker_env))
     return commands
 
@@ -413,7 +422,7 @@ def run_processes(
                     start_new_session=True,
                 )
             )
-    workers = [p for p, c in zip(procs, commands) if not c.service]
+    workers = [p for p, c in zip(procs, commands, strict=True) if not c.service]
     timed_out = False
     first_failure: float | None = None
     workers_done: float | None = None
@@ -437,6 +446,7 @@ def run_processes(
     finally:
         _terminate(procs)
     outcomes = [
-        ProcessOutcome(c.name, p.returncode, log, c.service) for c, p, log in zip(commands, procs, logs)
+        ProcessOutcome(c.name, p.returncode, log, c.service)
+        for c, p, log in zip(commands, procs, logs, strict=True)
     ]
     return LaunchResult(outcomes, timed_out, time.monotonic() - started)

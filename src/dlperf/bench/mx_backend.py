@@ -11,14 +11,13 @@ and set the DMLC_* variables; ``kv.create`` connects to them.
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Iterator
 
 import mxnet as mx
 import numpy as np
 from mxnet import autograd, gluon
 
-from .launch import DistInfo
+from .launch import DistInfo, routable_ip
 from .spec import RunConfig
 
 
@@ -50,11 +49,12 @@ class MXNetBackend:
         if dist.is_distributed:
             if "DMLC_PS_ROOT_URI" not in os.environ:
                 raise RuntimeError(
-                    "a distributed MXNet worker needs the DMLC_* variables of its parameter server; "
-                    "start the run with `dlperf bench` (local launcher or --launcher srun), which sets them"
+                    "a distributed MXNet worker needs the DMLC_* variables of its parameter "
+                    "server; start the run with `dlperf bench` (local launcher or "
+                    "--launcher srun), which sets them"
                 )
             # Under srun each worker tells ps-lite its own address (zmq binds need an IP).
-            os.environ.setdefault("DMLC_NODE_HOST", socket.gethostbyname(socket.gethostname()))
+            os.environ.setdefault("DMLC_NODE_HOST", routable_ip())
             self.kvstore_name = "dist_device_sync" if config.device == "cuda" else "dist_sync"
         else:
             self.kvstore_name = "device" if config.device == "cuda" else "local"
@@ -83,7 +83,9 @@ class MXNetBackend:
         from .mx_nets import build_network, trainable_parameters
 
         mx.random.seed(self.config.seed)
-        np.random.seed(self.config.seed * 1000 + self.dist.rank)  # Gluon's DataLoader shuffles with it
+        np.random.seed(
+            self.config.seed * 1000 + self.dist.rank
+        )  # Gluon's DataLoader shuffles with it
         net = build_network(self.config.network)
         net.initialize(mx.init.Xavier(), ctx=self.ctx)
         net.hybridize(static_alloc=True, static_shape=True)
@@ -105,7 +107,11 @@ class MXNetBackend:
         # num_workers=0: loading runs in this process and shows as data wait.
         dataset = gluon.data.ArrayDataset(images, labels.astype(np.float32))
         loader = gluon.data.DataLoader(
-            dataset, batch_size=self.config.batch_size, shuffle=True, last_batch="discard", num_workers=0
+            dataset,
+            batch_size=self.config.batch_size,
+            shuffle=True,
+            last_batch="discard",
+            num_workers=0,
         )
         while True:
             for x, y in loader:

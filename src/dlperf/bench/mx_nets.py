@@ -17,7 +17,9 @@ from .spec import (
 
 def conv_bn(seq: nn.HybridSequential, inputs: int, out: int, kernel: int, stride: int = 1) -> None:
     seq.add(
-        nn.Conv2D(out, kernel, strides=stride, padding=kernel // 2, use_bias=False, in_channels=inputs),
+        nn.Conv2D(
+            out, kernel, strides=stride, padding=kernel // 2, use_bias=False, in_channels=inputs
+        ),
         nn.BatchNorm(in_channels=out),
     )
 
@@ -63,7 +65,7 @@ def resnet(blocks: tuple[int, ...], block, expansion: int) -> nn.HybridSequentia
     conv_bn(net, INPUT_SHAPE[0], RESNET_WIDTHS[0], 3)
     net.add(nn.Activation("relu"))
     channels = RESNET_WIDTHS[0]
-    for index, (count, width) in enumerate(zip(blocks, RESNET_WIDTHS)):
+    for index, (count, width) in enumerate(zip(blocks, RESNET_WIDTHS, strict=True)):
         for i in range(count):
             net.add(block(channels, width, stage_strides(index) if i == 0 else 1))
             channels = width * expansion

@@ -7,13 +7,18 @@ are done. The launcher starts these processes beside the workers.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
 ROLES = ("scheduler", "server")
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    # Not read: it names the run on the command line, so `ps` shows which run a process serves.
+    parser.add_argument("--work-dir", help="the run's work directory")
+    parser.parse_args(argv)
     role = os.environ.get("DMLC_ROLE")
     if role not in ROLES:
         print(
@@ -24,7 +29,9 @@ def main() -> int:
         return 2
     import mxnet  # noqa: F401 -- runs the scheduler/server loop, then calls sys.exit
 
-    print(f"dlperf.bench.mx_service: mxnet returned without running the {role} loop", file=sys.stderr)
+    print(
+        f"dlperf.bench.mx_service: mxnet returned without running the {role} loop", file=sys.stderr
+    )
     return 1
 
 

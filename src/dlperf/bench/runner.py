@@ -13,10 +13,10 @@ from pathlib import Path
 import dlperf
 from dlperf.io import SCHEMA_VERSION, atomic_write_json, read_json
 
-from .envinfo import available_cores, host_environment
 from .datasets import DIGITS_IMAGES, DIGITS_LABELS, digits_to_cifar_shape
+from .envinfo import available_cores, host_environment
 from .launch import Command, LaunchResult, local_plan, run_processes, srun_plan
-from .spec import RunConfig
+from .spec import RunConfig, flops_per_sample, param_count
 
 STATUSES = ("ok", "failed", "timeout", "oom")
 
@@ -95,9 +95,11 @@ def worker_commands(
     and, for distributed MXNet, the parameter server's scheduler and server."""
     worker_argv = [python, "-m", "dlperf.bench.worker", "--config", str(work_dir / "config.json")]
     worker_argv += ["--work-dir", str(work_dir)]
-    service_argv = [python, "-m", "dlperf.bench.mx_service"]
+    service_argv = [python, "-m", "dlperf.bench.mx_service", "--work-dir", str(work_dir)]
     if srun:
-        return srun_plan(config.framework, config.procs, config.nodes, threads, worker_argv, service_argv, env)
+        return srun_plan(
+            config.framework, config.procs, config.nodes, threads, worker_argv, service_argv, env
+        )
     return local_plan(config.framework, config.procs, worker_argv, service_argv, env)
 
 
@@ -117,7 +119,9 @@ def export_digits(work_dir: Path) -> None:
     np.save(work_dir / DIGITS_LABELS, digits.target.astype(np.int64))
 
 
-def summarise_failure(results: list[dict], launch: LaunchResult, timeout_s: float) -> tuple[str, str]:
+def summarise_failure(
+    results: list[dict], launch: LaunchResult, timeout_s: float
+) -> tuple[str, str]:
     """Status and error text of a run that did not finish cleanly."""
     failed = [r for r in results if r.get("status") != "ok"]
     if launch.timed_out:
@@ -132,7 +136,9 @@ def summarise_failure(results: list[dict], launch: LaunchResult, timeout_s: floa
             f"last output:\n{killed[0].tail(1500)}"
         )
     # Workers first: a service ended by us after a worker crashed is a consequence, not the cause.
-    bad = [o for o in launch.workers if o.returncode != 0] or [o for o in launch.outcomes if o.returncode != 0]
+    bad = [o for o in launch.workers if o.returncode != 0] or [
+        o for o in launch.outcomes if o.returncode != 0
+    ]
     if bad:
         return "failed", f"{bad[0].name} exited with code {bad[0].returncode}:\n{bad[0].tail(2000)}"
     return "failed", "rank 0 wrote no result"
@@ -150,6 +156,11 @@ def run_benchmark(
         "status": "failed",
         "error": None,
         "environment": host,
+        # What the network costs, from the analytic table (the same in every framework).
+        "network_features": {
+            "param_count": param_count(config.network),
+            "flops_per_sample": flops_per_sample(config.network),
+        },
     }
     work_dir = out.parent / f".{out.stem}.work"
     shutil.rmtree(work_dir, ignore_errors=True)
@@ -164,10 +175,14 @@ def run_benchmark(
             export_digits(work_dir)
         srun = use_srun(config, launcher)
         record["launcher"] = "srun" if srun else ("local" if config.procs > 1 else "single")
-        commands = worker_commands(config, python, work_dir, worker_environment(work_dir, threads), threads, srun)
+        commands = worker_commands(
+            config, python, work_dir, worker_environment(work_dir, threads), threads, srun
+        )
         result = run_processes(commands, work_dir / "logs", timeout_s=config.timeout_s)
         for outcome in result.outcomes:
-            sys.stdout.write(f"--- {outcome.name} (exit {outcome.returncode}) ---\n{outcome.tail()}\n")
+            sys.stdout.write(
+                f"--- {outcome.name} (exit {outcome.returncode}) ---\n{outcome.tail()}\n"
+            )
         rank0 = work_dir / "rank0.json"
         results = [read_json(p) for p in sorted(work_dir.glob("rank*.json"))]
         all_ok = len(results) == config.procs and all(r.get("status") == "ok" for r in results)

@@ -36,12 +36,14 @@ NETWORKS: dict[str, NetworkSpec] = {
     "resnet18": NetworkSpec(
         "resnet18",
         "CIFAR ResNet-18: conv3x3(3->64)+BN+ReLU stem, 4 stages of 2 BasicBlocks "
-        "(64-128-256-512, stride 1-2-2-2, 1x1 conv+BN projection shortcuts), global average pool, FC(512->10)",
+        "(64-128-256-512, stride 1-2-2-2, 1x1 conv+BN projection shortcuts), "
+        "global average pool, FC(512->10)",
     ),
     "resnet50": NetworkSpec(
         "resnet50",
         "CIFAR ResNet-50: conv3x3(3->64)+BN+ReLU stem, Bottleneck blocks 3-4-6-3 "
-        "(widths 64-128-256-512, expansion 4, stride on the 3x3 conv), global average pool, FC(2048->10)",
+        "(widths 64-128-256-512, expansion 4, stride on the 3x3 conv), "
+        "global average pool, FC(2048->10)",
     ),
 }
 
@@ -150,7 +152,11 @@ class _Tracer:
     def conv(self, x, out: int, kernel: int, stride: int = 1, bias: bool = False):
         channels, height, width = x
         pad = kernel // 2  # "same" padding for odd kernels
-        shape = (out, (height + 2 * pad - kernel) // stride + 1, (width + 2 * pad - kernel) // stride + 1)
+        shape = (
+            out,
+            (height + 2 * pad - kernel) // stride + 1,
+            (width + 2 * pad - kernel) // stride + 1,
+        )
         macs = kernel * kernel * channels * _size(shape)
         params = kernel * kernel * channels * out + (out if bias else 0)
         return self._add("conv", shape, params, 2 * macs + (_size(shape) if bias else 0))
@@ -219,7 +225,7 @@ def layers(network: str) -> list[Layer]:
         x = t.relu(t.bn(t.conv(x, RESNET_WIDTHS[0], 3)))
         blocks = RESNET18_BLOCKS if network == "resnet18" else RESNET50_BLOCKS
         block = _basic_block if network == "resnet18" else _bottleneck
-        for index, (count, width) in enumerate(zip(blocks, RESNET_WIDTHS)):
+        for index, (count, width) in enumerate(zip(blocks, RESNET_WIDTHS, strict=True)):
             for i in range(count):
                 x = block(t, x, width, stage_strides(index) if i == 0 else 1)
         t.dense(t.avgpool(x), NUM_CLASSES)
@@ -239,7 +245,7 @@ def flops_per_sample(network: str) -> int:
 
 
 def network_features() -> dict[str, dict[str, int]]:
-    """Per network: ``param_count`` and ``flops_per_sample``, the intrinsic features of the models."""
+    """Per network: ``param_count`` and ``flops_per_sample`` (intrinsic features of the models)."""
     return {
         name: {"param_count": param_count(name), "flops_per_sample": flops_per_sample(name)}
         for name in NETWORKS

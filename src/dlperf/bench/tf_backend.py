@@ -37,7 +37,8 @@ class TensorFlowBackend:
             if not gpus:
                 raise RuntimeError(
                     "no usable CUDA device: device 'cuda' was requested but TensorFlow sees none "
-                    f"(tensorflow {tf.__version__}, built with CUDA: {tf.test.is_built_with_cuda()}, "
+                    f"(tensorflow {tf.__version__}, "
+                    f"built with CUDA: {tf.test.is_built_with_cuda()}, "
                     f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')}). "
                     "Run on a GPU node with tensorflow[and-cuda], or set device: cpu"
                 )
@@ -82,7 +83,10 @@ class TensorFlowBackend:
             "device": self.device_name,
             "cuda_version": build.get("cuda_version"),
             "cudnn_version": build.get("cudnn_version"),
-            "gpu_names": [tf.config.experimental.get_device_details(g).get("device_name", g.name) for g in gpus],
+            "gpu_names": [
+                tf.config.experimental.get_device_details(g).get("device_name", g.name)
+                for g in gpus
+            ],
             "gpu_count": len(gpus),
             "distributed_backend": (
                 f"MultiWorkerMirroredStrategy/{self.communication}" if self.communication else None
@@ -100,9 +104,16 @@ class TensorFlowBackend:
             self.model = build_network(self.config.network)
             self.optimizer = keras.optimizers.SGD(learning_rate=0.01, momentum=0.9)
             self.optimizer.build(self.model.trainable_variables)
-        self.loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
+        self.loss_fn = keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, reduction="none"
+        )
         global_batch = self.config.global_batch
-        model, optimizer, loss_fn, strategy = self.model, self.optimizer, self.loss_fn, self.strategy
+        model, optimizer, loss_fn, strategy = (
+            self.model,
+            self.optimizer,
+            self.loss_fn,
+            self.strategy,
+        )
 
         def replica_step(images, labels):
             with tf.GradientTape() as tape:
@@ -135,7 +146,11 @@ class TensorFlowBackend:
         options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
         dataset = (
             tf.data.Dataset.from_tensor_slices((nchw_to_nhwc(images), labels))
-            .shuffle(len(images), seed=self.config.seed * 1000 + self.dist.rank, reshuffle_each_iteration=True)
+            .shuffle(
+                len(images),
+                seed=self.config.seed * 1000 + self.dist.rank,
+                reshuffle_each_iteration=True,
+            )
             .repeat()
             .batch(self.config.batch_size, drop_remainder=True)
             .with_options(options)

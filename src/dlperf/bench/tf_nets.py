@@ -1,4 +1,4 @@
-"""The benchmark networks in TensorFlow (Keras 3 functional API), layer for layer as in :mod:`.spec`.
+"""The benchmark networks in TensorFlow (Keras 3), layer for layer as in :mod:`.spec`.
 
 TensorFlow's native layout is channels-last (NHWC): its CPU kernels do not
 support NCHW convolutions, and on GPUs cuDNN handles NHWC well.
@@ -63,7 +63,7 @@ def bottleneck(x, width: int, stride: int):
 def resnet(name: str, blocks: tuple[int, ...], block) -> keras.Model:
     inputs = keras.Input(INPUT_NHWC)
     x = layers.ReLU()(conv_bn(inputs, RESNET_WIDTHS[0], 3))
-    for index, (count, width) in enumerate(zip(blocks, RESNET_WIDTHS)):
+    for index, (count, width) in enumerate(zip(blocks, RESNET_WIDTHS, strict=True)):
         for i in range(count):
             x = block(x, width, stage_strides(index) if i == 0 else 1)
     x = layers.GlobalAveragePooling2D()(x)

@@ -51,7 +51,9 @@ class TorchBackend:
             "cudnn_version": torch.backends.cudnn.version() if torch.cuda.is_available() else None,
             "gpu_names": [],
             "gpu_count": 0,
-            "distributed_backend": torch_dist.get_backend() if torch_dist.is_initialized() else None,
+            "distributed_backend": torch_dist.get_backend()
+            if torch_dist.is_initialized()
+            else None,
         }
         if torch.cuda.is_available():
             env["gpu_count"] = torch.cuda.device_count()

@@ -17,7 +17,10 @@ from .spec import (
 
 def conv_bn(inputs: int, out: int, kernel: int, stride: int = 1) -> list[nn.Module]:
     # No conv bias before BatchNorm: BN's beta does that job (as in every framework here).
-    return [nn.Conv2d(inputs, out, kernel, stride, padding=kernel // 2, bias=False), nn.BatchNorm2d(out)]
+    return [
+        nn.Conv2d(inputs, out, kernel, stride, padding=kernel // 2, bias=False),
+        nn.BatchNorm2d(out),
+    ]
 
 
 class Residual(nn.Module):
@@ -27,7 +30,9 @@ class Residual(nn.Module):
         super().__init__()
         self.body = nn.Sequential(*body)
         needs_projection = stride != 1 or inputs != out
-        self.shortcut = nn.Sequential(*conv_bn(inputs, out, 1, stride)) if needs_projection else nn.Identity()
+        self.shortcut = (
+            nn.Sequential(*conv_bn(inputs, out, 1, stride)) if needs_projection else nn.Identity()
+        )
         self.relu = nn.ReLU()
 
     def forward(self, x):
@@ -54,7 +59,7 @@ def bottleneck(inputs: int, width: int, stride: int) -> nn.Module:
 def resnet(blocks: tuple[int, ...], block, expansion: int) -> nn.Module:
     layers: list[nn.Module] = [*conv_bn(INPUT_SHAPE[0], RESNET_WIDTHS[0], 3), nn.ReLU()]
     channels = RESNET_WIDTHS[0]
-    for index, (count, width) in enumerate(zip(blocks, RESNET_WIDTHS)):
+    for index, (count, width) in enumerate(zip(blocks, RESNET_WIDTHS, strict=True)):
         for i in range(count):
             layers.append(block(channels, width, stage_strides(index) if i == 0 else 1))
             channels = width * expansion
