@@ -47,32 +47,18 @@ def env_python(env_file: Path) -> str:
     return read_json(env_file)["python"]
 
 
-def _run_bench(env_file: Path, framework: str, out: Path, **options) -> dict:
-    """Run `dlperf bench` as the workflow does; return the run record it wrote."""
-    settings = {
-        "network": "lenet",
-        "batch_size": 8,
-        "data_size": 64,
-        "warmup_iters": 2,
-        "timeout": 120,
-    }
-    settings.update(options)
-    argv = [
-        sys.executable,
-        "-m",
-        "dlperf",
-        "bench",
-        "--env",
-        str(env_file),
-        "--framework",
-        framework,
-    ]
+def _run_bench(
+    env_file: Path, framework: str, out: Path, env: dict | None = None, **options
+) -> dict:
+    """Run `dlperf bench` as the workflow does (options become --flags); return the run record."""
+    settings = {"network": "lenet", "batch_size": 8, "data_size": 64, "warmup_iters": 2}
+    settings.update(timeout=120, **options)
+    argv = [sys.executable, "-m", "dlperf", "bench", "--env", str(env_file)]
+    argv += ["--framework", framework, "--out", str(out)]
     for key, value in settings.items():
         argv += [f"--{key.replace('_', '-')}", str(value)]
-    argv += ["--out", str(out)]
-    proc = subprocess.run(
-        argv, capture_output=True, text=True, timeout=float(settings["timeout"]) + 120
-    )
+    limit = float(settings["timeout"]) + 120
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=limit)
     assert proc.returncode == 0, (
         f"dlperf bench exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
     )
@@ -101,3 +87,13 @@ def run_bench():
 def run_in_env():
     """``run_in_env(env_file, argv) -> stdout``, with this checkout's ``dlperf`` importable."""
     return _run_in_env
+
+
+@pytest.fixture
+def fake_srun_env(tmp_path) -> dict:
+    """An environment whose ``srun`` is tests/integration/fake_srun.py (one host, no Slurm)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "srun").symlink_to(Path(__file__).with_name("fake_srun.py"))
+    job_id = str(1000 + os.getpid() % 1000)  # the workers derive their ports from it
+    return dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", SLURM_JOB_ID=job_id)

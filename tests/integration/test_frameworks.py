@@ -40,6 +40,19 @@ def test_bench_runs_and_records_every_iteration(
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_srun_launcher_workers_find_their_peers_from_slurm(
+    framework_env, run_bench, fake_srun_env, tmp_path, framework
+):
+    env_file = framework_env(framework)
+    out = tmp_path / "run.json"
+    record = run_bench(env_file, framework, out, env=fake_srun_env, procs=2, launcher="srun")
+    assert record["status"] == "ok", record.get("error")
+    assert record["launcher"] == "srun"
+    assert record["dist"]["source"] == "slurm" and record["dist"]["world_size"] == 2
+    assert record["ranks"] == 2
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_digits_go_through_the_framework_loader(framework_env, run_bench, tmp_path, framework):
     record = run_bench(
         framework_env(framework), framework, tmp_path / "run.json", procs=2, dataset="digits"

@@ -128,7 +128,14 @@ class TensorFlowBackend:
             losses = strategy.run(replica_step, args=(images, labels))
             return strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)
 
+        @tf.function
+        def all_reduce_one():
+            # No worker gets past an all-reduce before every worker has arrived.
+            ones = strategy.run(lambda: tf.ones([]))
+            return strategy.reduce(tf.distribute.ReduceOp.SUM, ones, axis=None)
+
         self.train_step = train_step
+        self._all_reduce_one = all_reduce_one
         return trainable_parameters(self.model)
 
     def _on_device(self, images: np.ndarray, labels: np.ndarray) -> tuple:
@@ -175,9 +182,7 @@ class TensorFlowBackend:
 
     def barrier(self) -> None:
         if self.dist.is_distributed:
-            # An all-reduce of a scalar: no worker gets past it before every worker arrives.
-            ones = self.strategy.run(lambda: tf.ones([]))
-            self.strategy.reduce(tf.distribute.ReduceOp.SUM, ones, axis=None).numpy()
+            self._all_reduce_one().numpy()
 
     def close(self) -> None:
         pass
