@@ -160,7 +160,8 @@ def test_run_processes_ends_services_once_the_workers_are_done(tmp_path):
     assert time.monotonic() - start < 10
     assert not result.timed_out
     assert [o.returncode for o in result.workers] == [0]
-    assert result.outcomes[0].returncode != 0  # ended by us
+    assert result.outcomes[0].returncode != 0 and result.outcomes[0].ended_by_launcher
+    assert not result.workers[0].ended_by_launcher
     assert "hello" in result.workers[0].tail()
 
 

@@ -358,6 +358,9 @@ class ProcessOutcome:
     returncode: int | None
     log_path: Path
     service: bool = False
+    # Still running when the launcher ended the run (timeout, crashed peer, services
+    # after the workers): its signal exit code is ours, not the system's.
+    ended_by_launcher: bool = False
 
     def tail(self, chars: int = 4000) -> str:
         try:
@@ -444,9 +447,10 @@ def run_processes(
                 break
             time.sleep(0.05)
     finally:
+        running = [p.poll() is None for p in procs]
         _terminate(procs)
     outcomes = [
-        ProcessOutcome(c.name, p.returncode, log, c.service)
-        for c, p, log in zip(commands, procs, logs, strict=True)
+        ProcessOutcome(c.name, p.returncode, log, c.service, ended)
+        for c, p, log, ended in zip(commands, procs, logs, running, strict=True)
     ]
     return LaunchResult(outcomes, timed_out, time.monotonic() - started)

@@ -129,7 +129,7 @@ def summarise_failure(
     if failed:
         first = failed[0]
         return first["status"], f"rank {first['rank']}: {first.get('error', 'unknown error')}"
-    killed = [o for o in launch.outcomes if o.returncode in (-9, 137)]
+    killed = [o for o in launch.outcomes if o.returncode in (-9, 137) and not o.ended_by_launcher]
     if killed:
         return "oom", (
             f"{killed[0].name} was killed (SIGKILL), most likely by the out-of-memory killer; "
