@@ -37,6 +37,8 @@ def test_bench_runs_and_records_every_iteration(
         assert env["distributed_backend"]
     if framework == "tensorflow":
         assert record["graph_build_s"] > 0  # tf.function tracing, measured apart
+    assert record["noise"]["foreign_cpu_s"] >= 0
+    assert record["noise"]["cpu_window_rank0"]["process_cpu_s"] > 0
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)

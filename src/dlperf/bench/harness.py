@@ -11,6 +11,7 @@ the part of it spent waiting for the input pipeline.
 from __future__ import annotations
 
 import itertools
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Protocol
 
 import numpy as np
 
+from .cpuload import CpuWindow
 from .datasets import load_digits_export, shard, synthetic_batches
 from .launch import DistInfo
 from .spec import RunConfig
@@ -97,10 +99,11 @@ def run_training(backend: Backend, config: RunConfig, dist: DistInfo, data_dir: 
     backend.barrier()
     backend.sync()
     timed = []
-    epoch_start = time.perf_counter()
-    for _ in range(config.iters_per_epoch):
-        timed.append(timed_iteration(backend, source))
-    epoch_time = time.perf_counter() - epoch_start
+    with CpuWindow() as cpu:
+        epoch_start = time.perf_counter()
+        for _ in range(config.iters_per_epoch):
+            timed.append(timed_iteration(backend, source))
+        epoch_time = time.perf_counter() - epoch_start
     backend.barrier()
 
     iter_times = [t for t, _ in timed]
@@ -123,4 +126,9 @@ def run_training(backend: Backend, config: RunConfig, dist: DistInfo, data_dir: 
         "iters_per_epoch": config.iters_per_epoch,
         "epoch_time_s": epoch_time,
         "samples_per_s": config.iters_per_epoch * config.global_batch / epoch_time,
+        "cpu_window": {
+            "machine_busy_s": cpu.machine_busy_s,
+            "process_cpu_s": cpu.process_cpu_s,
+            "machine_cores": os.cpu_count(),
+        },
     }

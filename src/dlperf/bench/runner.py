@@ -13,6 +13,7 @@ from pathlib import Path
 import dlperf
 from dlperf.io import SCHEMA_VERSION, atomic_write_json, read_json
 
+from .cpuload import foreign_cpu
 from .datasets import DIGITS_IMAGES, DIGITS_LABELS, digits_to_cifar_shape
 from .envinfo import available_cores, host_environment
 from .launch import Command, LaunchResult, local_plan, run_processes, srun_plan
@@ -119,6 +120,10 @@ def export_digits(work_dir: Path) -> None:
     np.save(work_dir / DIGITS_LABELS, digits.target.astype(np.int64))
 
 
+def results_by_rank(results: list[dict]) -> list[dict]:
+    return sorted(results, key=lambda r: r["rank"])
+
+
 def summarise_failure(
     results: list[dict], launch: LaunchResult, timeout_s: float
 ) -> tuple[str, str]:
@@ -192,7 +197,14 @@ def run_benchmark(
             record["dist"] = timing.pop("dist")
             timing.pop("status")
             timing.pop("rank")
+            host_name = timing.pop("hostname")
+            cpu_window = timing.pop("cpu_window")
             record.update(timing)
+            # Others' CPU use during the timed epoch: flags runs a neighbour disturbed.
+            record["noise"] = {
+                "cpu_window_rank0": cpu_window,
+                **foreign_cpu(results_by_rank(results), host_name, timing["epoch_time_s"]),
+            }
             record["ranks"] = len(results)
             record["status"] = "ok"
             if any(o.returncode != 0 for o in result.workers):

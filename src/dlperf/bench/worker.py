@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import sys
 import traceback
 from pathlib import Path
@@ -57,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         result = {
             "status": "ok",
             "rank": dist.rank,
+            "hostname": socket.gethostname(),
             "dist": dist.to_dict(),
             "framework_environment": backend.environment(),
             **timing,
