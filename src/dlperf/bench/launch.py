@@ -1,9 +1,21 @@
-"""Who am I in a distributed run, and how the workers of one run are started.
+"""Who am I in a distributed run, and how the processes of one run are started.
 
-One module owns rank discovery for all three frameworks. A worker learns its
-rank and peers either from the local launcher (``RANK``/``WORLD_SIZE``/... set
-by :func:`spawn_local`) or, when started by ``srun``, from Slurm
-(``SLURM_PROCID``, ``SLURM_NTASKS``, ``SLURM_JOB_NODELIST``, ...).
+One module owns rank discovery and process layout for all three frameworks. A
+worker learns its rank and peers either from the local launcher
+(``DLPERF_RANK``/``DLPERF_WORLD_SIZE``/... set by :func:`local_plan`) or, when
+started by ``srun``, from Slurm (``SLURM_PROCID``, ``SLURM_NTASKS``,
+``SLURM_LOCALID``, ``SLURM_NODEID``, ``SLURM_JOB_NODELIST``); the local
+launcher's variables win when both are present.
+
+What each framework builds from that:
+- PyTorch: ``init_process_group`` over TCP at (master_addr, master_port); gloo
+  on CPU, NCCL on GPU.
+- TensorFlow: ``TF_CONFIG`` (:func:`tf_config`) listing every worker at its own
+  port -- locally free ports chosen by the driver, under Slurm
+  ``master_port + 1 + local index`` on each worker's node.
+- MXNet: a ps-lite scheduler and server started by the driver on its own node
+  (also under srun, so every Slurm task is a worker), and ``DMLC_*`` variables
+  (:func:`dmlc_env`) for every process; ``PORT`` is never passed on.
 """
 
 from __future__ import annotations
