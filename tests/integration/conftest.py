@@ -52,7 +52,8 @@ def _run_bench(
 ) -> dict:
     """Run `dlperf bench` as the workflow does (options become --flags); return the run record."""
     settings = {"network": "lenet", "batch_size": 8, "data_size": 64, "warmup_iters": 2}
-    settings.update(timeout=120, **options)
+    settings["timeout"] = 120
+    settings.update(options)
     argv = [sys.executable, "-m", "dlperf", "bench", "--env", str(env_file)]
     argv += ["--framework", framework, "--out", str(out)]
     for key, value in settings.items():
