@@ -46,6 +46,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         rep=args.rep,
         warmup_iters=args.warmup_iters,
         threads_per_proc=args.threads_per_proc,
+        dataset=args.dataset,
         seed=args.seed,
         timeout_s=args.timeout,
     )
@@ -300,6 +301,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rep", type=int, default=0)
     p.add_argument("--warmup-iters", type=int, default=5)
     p.add_argument("--threads-per-proc", type=int, default=0)
+    p.add_argument(
+        "--dataset",
+        default="synthetic",
+        choices=["synthetic", "digits"],
+        help="synthetic: random batches, no input pipeline; digits: scikit-learn's digits through "
+        "each framework's own data loader (time waiting for data is recorded)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timeout", type=float, default=600.0, help="seconds before the run is ended")
     p.add_argument("--launcher", default="auto", choices=["auto", "local", "srun"])

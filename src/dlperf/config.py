@@ -111,6 +111,7 @@ def run_configs(config: dict) -> list[RunConfig]:
                 rep=rep,
                 warmup_iters=config["warmup_iters"],
                 threads_per_proc=config["threads_per_proc"],
+                dataset=config["dataset"],
                 seed=config["seed"],
                 timeout_s=float(config["timeout_s"]),
             )

@@ -6,6 +6,8 @@ import importlib
 
 BACKENDS = {
     "pytorch": "dlperf.bench.torch_backend:TorchBackend",
+    "tensorflow": "dlperf.bench.tf_backend:TensorFlowBackend",
+    "mxnet": "dlperf.bench.mx_backend:MXNetBackend",
 }
 
 

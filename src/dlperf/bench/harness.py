@@ -1,23 +1,28 @@
 """One timing discipline for every framework.
 
-A backend (one per framework) builds the network, prepares batches and runs one
-training step; this module owns the clock. Every clock read follows a device
+A backend (one per framework) builds the network, prepares batches, runs one
+training step, synchronises the device and meets the other workers at a
+barrier; this module owns the clock. Every clock read follows a device
 synchronisation, the warm-up is timed but kept apart, all workers meet at a
-barrier before timing starts, and every timed iteration is kept.
+barrier before timing starts, and every timed iteration is kept, together with
+the part of it spent waiting for the input pipeline.
 """
 
 from __future__ import annotations
 
+import itertools
+import os
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
+from .cpuload import CpuWindow
+from .datasets import load_digits_export, shard, synthetic_batches
 from .launch import DistInfo
-from .spec import INPUT_SHAPE, NUM_CLASSES, RunConfig
-
-# Synthetic batches are made once and cycled, so no data pipeline is timed.
-SYNTHETIC_POOL = 4
+from .spec import RunConfig
 
 
 class Backend(Protocol):
@@ -29,10 +34,18 @@ class Backend(Protocol):
         """Framework name and version, device names, CUDA/cuDNN versions, thread settings."""
 
     def setup(self) -> int:
-        """Build network, optimiser and data-parallel wrapper; return the parameter count."""
+        """Build network, optimiser and data-parallel wrapper; return the trainable parameters."""
 
     def prepare_batch(self, images: np.ndarray, labels: np.ndarray) -> object:
         """Turn NCHW float32 images and int64 labels into device-resident inputs."""
+
+    def input_pipeline(self, images: np.ndarray, labels: np.ndarray) -> Iterator[object]:
+        """The framework's own loader over this worker's shard: endless, shuffled,
+        device-resident batches."""
+
+    def build_graph(self, batch: object) -> float | None:
+        """Trace/compile the training step ahead of the first step where the framework
+        separates the two (TensorFlow's tf.function); seconds spent, or None."""
 
     def step(self, batch: object) -> None:
         """One training step: forward, backward, gradient exchange, update."""
@@ -46,57 +59,76 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
-def synthetic_batches(config: RunConfig, rank: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Random images and labels, different on every rank (as a sharded dataset would be)."""
-    rng = np.random.default_rng([config.seed, rank])
-    batches = []
-    for _ in range(SYNTHETIC_POOL):
-        images = rng.standard_normal((config.batch_size, *INPUT_SHAPE), dtype=np.float32)
-        labels = rng.integers(0, NUM_CLASSES, size=config.batch_size, dtype=np.int64)
-        batches.append((images, labels))
-    return batches
+def batch_source(
+    backend: Backend, config: RunConfig, dist: DistInfo, data_dir: Path
+) -> Iterator[object]:
+    if config.dataset == "synthetic":
+        return itertools.cycle(
+            [backend.prepare_batch(x, y) for x, y in synthetic_batches(config, dist.rank)]
+        )
+    images, labels = load_digits_export(data_dir)
+    images, labels = shard(images, labels, dist.rank, dist.world_size, config.batch_size)
+    return backend.input_pipeline(images, labels)
 
 
-def timed_step(backend: Backend, batch: object) -> float:
+def timed_iteration(backend: Backend, source: Iterator[object]) -> tuple[float, float]:
+    """(iteration seconds, of which waiting for the batch): fetch, step, synchronise."""
     start = time.perf_counter()
+    batch = next(source)
+    backend.sync()
+    fetched = time.perf_counter()
     backend.step(batch)
     backend.sync()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, fetched - start
 
 
-def run_training(backend: Backend, config: RunConfig, dist: DistInfo) -> dict:
-    """Warm up, meet at a barrier, then time one epoch of ``iters_per_epoch`` steps."""
+def run_training(backend: Backend, config: RunConfig, dist: DistInfo, data_dir: Path) -> dict:
+    """Set up, build the graph, warm up, meet at a barrier, then time one epoch
+    (``iters_per_epoch`` steps)."""
     setup_start = time.perf_counter()
     param_count = backend.setup()
     backend.sync()
     setup_s = time.perf_counter() - setup_start
 
-    batches = [backend.prepare_batch(x, y) for x, y in synthetic_batches(config, dist.rank)]
+    source = batch_source(backend, config, dist, data_dir)
     backend.sync()
+    graph_build_s = backend.build_graph(next(source))
 
-    warmup_times = [timed_step(backend, batches[i % len(batches)]) for i in range(config.warmup_iters)]
+    warmup = [timed_iteration(backend, source) for _ in range(config.warmup_iters)]
 
     backend.barrier()
     backend.sync()
-    iter_times = []
-    epoch_start = time.perf_counter()
-    for i in range(config.iters_per_epoch):
-        iter_times.append(timed_step(backend, batches[i % len(batches)]))
-    epoch_time = time.perf_counter() - epoch_start
+    timed = []
+    with CpuWindow() as cpu:
+        epoch_start = time.perf_counter()
+        for _ in range(config.iters_per_epoch):
+            timed.append(timed_iteration(backend, source))
+        epoch_time = time.perf_counter() - epoch_start
     backend.barrier()
 
-    first_iter_s = warmup_times[0] if warmup_times else iter_times[0]
+    iter_times = [t for t, _ in timed]
+    data_waits = [d for _, d in timed]
+    first_iter_s = warmup[0][0] if warmup else iter_times[0]
     steady = float(np.median(iter_times))
     return {
         "param_count": int(param_count),
         "setup_s": setup_s,
-        # Graph building / compilation / autotuning lands in the first step.
+        # tf.function tracing, measured apart where the framework allows it.
+        "graph_build_s": graph_build_s,
+        # Otherwise graph building / compilation / autotuning lands in the first step.
         "first_iter_s": first_iter_s,
         "compile_s": max(0.0, first_iter_s - steady),
         "warmup_iters": config.warmup_iters,
-        "warmup_times_s": warmup_times,
+        "warmup_times_s": [t for t, _ in warmup],
         "iter_times_s": iter_times,
+        "data_wait_s": data_waits,
+        "data_wait_fraction": sum(data_waits) / sum(iter_times),
         "iters_per_epoch": config.iters_per_epoch,
         "epoch_time_s": epoch_time,
         "samples_per_s": config.iters_per_epoch * config.global_batch / epoch_time,
+        "cpu_window": {
+            "machine_busy_s": cpu.machine_busy_s,
+            "process_cpu_s": cpu.process_cpu_s,
+            "machine_cores": os.cpu_count(),
+        },
     }

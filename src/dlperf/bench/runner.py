@@ -13,9 +13,11 @@ from pathlib import Path
 import dlperf
 from dlperf.io import SCHEMA_VERSION, atomic_write_json, read_json
 
+from .cpuload import foreign_cpu
+from .datasets import DIGITS_IMAGES, DIGITS_LABELS, digits_to_cifar_shape
 from .envinfo import available_cores, host_environment
-from .launch import LaunchResult, free_port, local_worker_env, run_processes
-from .spec import RunConfig
+from .launch import Command, LaunchResult, local_plan, run_processes, srun_plan
+from .spec import RunConfig, flops_per_sample, param_count
 
 STATUSES = ("ok", "failed", "timeout", "oom")
 
@@ -89,26 +91,42 @@ def use_srun(config: RunConfig, launcher: str) -> bool:
 
 def worker_commands(
     config: RunConfig, python: str, work_dir: Path, env: dict, threads: int, srun: bool
-) -> list[tuple[list[str], dict]]:
-    argv = [python, "-m", "dlperf.bench.worker", "--config", str(work_dir / "config.json")]
-    argv += ["--work-dir", str(work_dir)]
+) -> list[Command]:
+    """Every process of the run: the workers (one per rank, or one srun starting them)
+    and, for distributed MXNet, the parameter server's scheduler and server."""
+    worker_argv = [python, "-m", "dlperf.bench.worker", "--config", str(work_dir / "config.json")]
+    worker_argv += ["--work-dir", str(work_dir)]
+    service_argv = [python, "-m", "dlperf.bench.mx_service", "--work-dir", str(work_dir)]
     if srun:
-        prefix = [
-            "srun",
-            "--overlap",
-            f"--ntasks={config.procs}",
-            f"--nodes={config.nodes}",
-            f"--ntasks-per-node={config.procs_per_node}",
-            f"--cpus-per-task={threads}",
-            "--kill-on-bad-exit=1",
-            "--export=ALL",
-        ]
-        return [(prefix + argv, env)]
-    port = free_port()
-    return [(argv, local_worker_env(env, rank, config.procs, port)) for rank in range(config.procs)]
+        return srun_plan(
+            config.framework, config.procs, config.nodes, threads, worker_argv, service_argv, env
+        )
+    return local_plan(config.framework, config.procs, worker_argv, service_argv, env)
 
 
-def summarise_failure(results: list[dict], launch: LaunchResult, timeout_s: float) -> tuple[str, str]:
+def export_digits(work_dir: Path) -> None:
+    """Write the digits dataset as .npy files for the workers (this side has scikit-learn)."""
+    try:
+        from sklearn.datasets import load_digits
+    except ImportError as exc:
+        raise RuntimeError(
+            "dataset 'digits' needs scikit-learn in the environment that runs `dlperf bench` "
+            "(the workflow's own environment has it: pip install scikit-learn)"
+        ) from exc
+    import numpy as np
+
+    digits = load_digits()
+    np.save(work_dir / DIGITS_IMAGES, digits_to_cifar_shape(digits.data))
+    np.save(work_dir / DIGITS_LABELS, digits.target.astype(np.int64))
+
+
+def results_by_rank(results: list[dict]) -> list[dict]:
+    return sorted(results, key=lambda r: r["rank"])
+
+
+def summarise_failure(
+    results: list[dict], launch: LaunchResult, timeout_s: float
+) -> tuple[str, str]:
     """Status and error text of a run that did not finish cleanly."""
     failed = [r for r in results if r.get("status") != "ok"]
     if launch.timed_out:
@@ -116,15 +134,18 @@ def summarise_failure(results: list[dict], launch: LaunchResult, timeout_s: floa
     if failed:
         first = failed[0]
         return first["status"], f"rank {first['rank']}: {first.get('error', 'unknown error')}"
-    killed = [o for o in launch.outcomes if o.returncode in (-9, 137)]
+    killed = [o for o in launch.outcomes if o.returncode in (-9, 137) and not o.ended_by_launcher]
     if killed:
         return "oom", (
-            f"worker {killed[0].rank} was killed (SIGKILL), most likely by the out-of-memory killer; "
+            f"{killed[0].name} was killed (SIGKILL), most likely by the out-of-memory killer; "
             f"last output:\n{killed[0].tail(1500)}"
         )
-    bad = [o for o in launch.outcomes if o.returncode != 0]
+    # Workers first: a service ended by us after a worker crashed is a consequence, not the cause.
+    bad = [o for o in launch.workers if o.returncode != 0] or [
+        o for o in launch.outcomes if o.returncode != 0
+    ]
     if bad:
-        return "failed", f"worker {bad[0].rank} exited with code {bad[0].returncode}:\n{bad[0].tail(2000)}"
+        return "failed", f"{bad[0].name} exited with code {bad[0].returncode}:\n{bad[0].tail(2000)}"
     return "failed", "rank 0 wrote no result"
 
 
@@ -140,6 +161,11 @@ def run_benchmark(
         "status": "failed",
         "error": None,
         "environment": host,
+        # What the network costs, from the analytic table (the same in every framework).
+        "network_features": {
+            "param_count": param_count(config.network),
+            "flops_per_sample": flops_per_sample(config.network),
+        },
     }
     work_dir = out.parent / f".{out.stem}.work"
     shutil.rmtree(work_dir, ignore_errors=True)
@@ -150,12 +176,18 @@ def run_benchmark(
         threads = threads_per_worker(config, available_cores())
         record["environment"]["threads_per_worker"] = threads
         (work_dir / "config.json").write_text(json.dumps(config.to_dict()))
+        if config.dataset == "digits":
+            export_digits(work_dir)
         srun = use_srun(config, launcher)
         record["launcher"] = "srun" if srun else ("local" if config.procs > 1 else "single")
-        commands = worker_commands(config, python, work_dir, worker_environment(work_dir, threads), threads, srun)
+        commands = worker_commands(
+            config, python, work_dir, worker_environment(work_dir, threads), threads, srun
+        )
         result = run_processes(commands, work_dir / "logs", timeout_s=config.timeout_s)
         for outcome in result.outcomes:
-            sys.stdout.write(f"--- worker {outcome.rank} (exit {outcome.returncode}) ---\n{outcome.tail()}\n")
+            sys.stdout.write(
+                f"--- {outcome.name} (exit {outcome.returncode}) ---\n{outcome.tail()}\n"
+            )
         rank0 = work_dir / "rank0.json"
         results = [read_json(p) for p in sorted(work_dir.glob("rank*.json"))]
         all_ok = len(results) == config.procs and all(r.get("status") == "ok" for r in results)
@@ -165,10 +197,17 @@ def run_benchmark(
             record["dist"] = timing.pop("dist")
             timing.pop("status")
             timing.pop("rank")
+            host_name = timing.pop("hostname")
+            cpu_window = timing.pop("cpu_window")
             record.update(timing)
+            # Others' CPU use during the timed epoch: flags runs a neighbour disturbed.
+            record["noise"] = {
+                "cpu_window_rank0": cpu_window,
+                **foreign_cpu(results_by_rank(results), host_name, timing["epoch_time_s"]),
+            }
             record["ranks"] = len(results)
             record["status"] = "ok"
-            if any(o.returncode != 0 for o in result.outcomes):
+            if any(o.returncode != 0 for o in result.workers):
                 # e.g. gloo aborting at teardown after every rank reported its result
                 record["warning"] = "a worker exited non-zero after reporting its result"
         else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from datetime import timedelta
 
 import numpy as np
@@ -11,38 +12,8 @@ import torch.distributed as torch_dist
 from torch import nn
 
 from .launch import DistInfo
-from .spec import INPUT_SHAPE, NUM_CLASSES, RunConfig
-
-
-def build_network(name: str) -> nn.Module:
-    channels, height, width = INPUT_SHAPE
-    if name == "mlp":
-        return nn.Sequential(
-            nn.Flatten(),
-            nn.Linear(channels * height * width, 512),
-            nn.ReLU(),
-            nn.Linear(512, 256),
-            nn.ReLU(),
-            nn.Linear(256, NUM_CLASSES),
-        )
-    if name == "lenet":
-        return nn.Sequential(
-            nn.Conv2d(channels, 32, 3, padding=1),
-            nn.ReLU(),
-            nn.MaxPool2d(2),
-            nn.Conv2d(32, 64, 3, padding=1),
-            nn.ReLU(),
-            nn.MaxPool2d(2),
-            nn.Flatten(),
-            nn.Linear(64 * (height // 4) * (width // 4), 256),
-            nn.ReLU(),
-            nn.Linear(256, NUM_CLASSES),
-        )
-    raise ValueError(f"PyTorch has no network {name!r}")
-
-
-def count_parameters(module: nn.Module) -> int:
-    return sum(p.numel() for p in module.parameters())
+from .spec import RunConfig
+from .torch_nets import build_network, trainable_parameters
 
 
 class TorchBackend:
@@ -58,9 +29,10 @@ class TorchBackend:
         if config.device == "cuda":
             if not torch.cuda.is_available():
                 raise RuntimeError(
-                    "device 'cuda' was requested but PyTorch sees no usable CUDA device "
+                    "no usable CUDA device: device 'cuda' was requested but PyTorch sees none "
                     f"(torch {torch.__version__}, CUDA build {torch.version.cuda}, "
-                    f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')})"
+                    f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')}). "
+                    "Run on a GPU node with a CUDA build of torch, or set device: cpu"
                 )
             self.device = torch.device("cuda", dist.local_rank % torch.cuda.device_count())
             torch.cuda.set_device(self.device)
@@ -79,7 +51,9 @@ class TorchBackend:
             "cudnn_version": torch.backends.cudnn.version() if torch.cuda.is_available() else None,
             "gpu_names": [],
             "gpu_count": 0,
-            "distributed_backend": torch_dist.get_backend() if torch_dist.is_initialized() else None,
+            "distributed_backend": torch_dist.get_backend()
+            if torch_dist.is_initialized()
+            else None,
         }
         if torch.cuda.is_available():
             env["gpu_count"] = torch.cuda.device_count()
@@ -89,7 +63,7 @@ class TorchBackend:
     def setup(self) -> int:
         torch.manual_seed(self.config.seed)
         model = build_network(self.config.network).to(self.device)
-        params = count_parameters(model)
+        params = trainable_parameters(model)
         if self.dist.is_distributed:
             backend = "nccl" if self.device.type == "cuda" else "gloo"
             torch_dist.init_process_group(
@@ -111,6 +85,27 @@ class TorchBackend:
             torch.from_numpy(images).to(self.device),
             torch.from_numpy(labels).to(self.device),
         )
+
+    def input_pipeline(self, images: np.ndarray, labels: np.ndarray) -> Iterator[tuple]:
+        # num_workers=0: loading runs in this process, so its cost shows as data wait
+        # instead of competing invisibly for the worker's cores.
+        dataset = torch.utils.data.TensorDataset(torch.from_numpy(images), torch.from_numpy(labels))
+        generator = torch.Generator().manual_seed(self.config.seed * 1000 + self.dist.rank)
+        loader = torch.utils.data.DataLoader(
+            dataset,
+            batch_size=self.config.batch_size,
+            shuffle=True,
+            drop_last=True,
+            num_workers=0,
+            generator=generator,
+            pin_memory=self.device.type == "cuda",
+        )
+        while True:
+            for x, y in loader:
+                yield x.to(self.device, non_blocking=True), y.to(self.device, non_blocking=True)
+
+    def build_graph(self, batch: tuple) -> None:
+        return None  # eager: nothing is traced ahead of the first step
 
     def step(self, batch: tuple) -> None:
         images, labels = batch

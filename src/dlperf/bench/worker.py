@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import sys
 import traceback
 from pathlib import Path
@@ -19,7 +20,14 @@ from dlperf.io import atomic_write_json
 from .launch import from_environment
 from .spec import RunConfig
 
-OOM_MARKERS = ("out of memory", "outofmemory", "resourceexhausted", "oom when allocating", "memoryerror")
+OOM_MARKERS = (
+    "out of memory",
+    "outofmemory",
+    "resourceexhausted",
+    "oom when allocating",
+    "memoryerror",
+    "cannot allocate memory",
+)
 
 
 def classify_error(text: str) -> str:
@@ -46,10 +54,11 @@ def main(argv: list[str] | None = None) -> int:
         from .harness import run_training
 
         backend = load_backend(config.framework)(config, dist, threads)
-        timing = run_training(backend, config, dist)
+        timing = run_training(backend, config, dist, work_dir)
         result = {
             "status": "ok",
             "rank": dist.rank,
+            "hostname": socket.gethostname(),
             "dist": dist.to_dict(),
             "framework_environment": backend.environment(),
             **timing,

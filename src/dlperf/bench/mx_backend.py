@@ -1,0 +1,138 @@
+"""MXNet: Gluon HybridBlocks (hybridized, static memory); data parallel through the
+parameter-server kvstore ``dist_sync`` (``dist_device_sync`` on GPUs).
+
+MXNet runs asynchronously, so ``sync`` is ``mx.nd.waitall()``. Its thread pool
+is set from the environment before the library loads: OMP_NUM_THREADS (MXNet's
+default is half the CPUs) and MXNET_CPU_WORKER_NTHREADS=1, set by the driver.
+In a distributed run the launcher has started a ps-lite scheduler and server
+and set the DMLC_* variables; ``kv.create`` connects to them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import mxnet as mx
+import numpy as np
+from mxnet import autograd, gluon
+
+from .launch import DistInfo, routable_ip
+from .spec import RunConfig
+
+
+def gpu_count() -> int:
+    try:
+        return mx.context.num_gpus()
+    except mx.base.MXNetError:  # a CPU-only build may refuse to ask the CUDA runtime
+        return 0
+
+
+class MXNetBackend:
+    def __init__(self, config: RunConfig, dist: DistInfo, threads: int) -> None:
+        self.config = config
+        self.dist = dist
+        self.threads = threads
+        if config.device == "cuda":
+            count = gpu_count()
+            if count == 0:
+                cuda_built = mx.runtime.Features().is_enabled("CUDA")
+                raise RuntimeError(
+                    "no usable CUDA device: device 'cuda' was requested but MXNet sees none "
+                    f"(mxnet {mx.__version__}, built with CUDA: {cuda_built}, "
+                    f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')}). "
+                    "Run on a GPU node with a CUDA build (e.g. mxnet-cu112), or set device: cpu"
+                )
+            self.ctx = mx.gpu(dist.local_rank % count)
+        else:
+            self.ctx = mx.cpu()
+        if dist.is_distributed:
+            if "DMLC_PS_ROOT_URI" not in os.environ:
+                raise RuntimeError(
+                    "a distributed MXNet worker needs the DMLC_* variables of its parameter "
+                    "server; start the run with `dlperf bench` (local launcher or "
+                    "--launcher srun), which sets them"
+                )
+            # Under srun each worker tells ps-lite its own address (zmq binds need an IP).
+            os.environ.setdefault("DMLC_NODE_HOST", routable_ip())
+            self.kvstore_name = "dist_device_sync" if config.device == "cuda" else "dist_sync"
+        else:
+            self.kvstore_name = "device" if config.device == "cuda" else "local"
+        self.kv = None
+
+    def environment(self) -> dict:
+        features = mx.runtime.Features()
+        count = gpu_count()
+        return {
+            "framework": "mxnet",
+            "framework_version": mx.__version__,
+            # MXNet has no getter for its OpenMP pool: the variables it read at start-up.
+            "threads": int(os.environ.get("OMP_NUM_THREADS", "0")) or None,
+            "interop_threads": int(os.environ.get("MXNET_CPU_WORKER_NTHREADS", "0")) or None,
+            "device": str(self.ctx),
+            "cuda_version": "built with CUDA" if features.is_enabled("CUDA") else None,
+            "cudnn_version": "built with cuDNN" if features.is_enabled("CUDNN") else None,
+            "gpu_names": [],
+            "gpu_count": count,
+            "distributed_backend": self.kv.type if self.kv is not None else None,
+            "kvstore_rank": self.kv.rank if self.kv is not None else None,
+            "kvstore_workers": self.kv.num_workers if self.kv is not None else None,
+        }
+
+    def setup(self) -> int:
+        from .mx_nets import build_network, trainable_parameters
+
+        mx.random.seed(self.config.seed)
+        np.random.seed(
+            self.config.seed * 1000 + self.dist.rank
+        )  # Gluon's DataLoader shuffles with it
+        net = build_network(self.config.network)
+        net.initialize(mx.init.Xavier(), ctx=self.ctx)
+        net.hybridize(static_alloc=True, static_shape=True)
+        self.net = net
+        # For dist_* this connects to the scheduler and blocks until every worker has.
+        self.kv = mx.kv.create(self.kvstore_name)
+        self.trainer = gluon.Trainer(
+            net.collect_params(), "sgd", {"learning_rate": 0.01, "momentum": 0.9}, kvstore=self.kv
+        )
+        self.loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+        # Gradients are summed over the batch and over the workers: scale by the global batch.
+        self.scale = self.config.batch_size * self.kv.num_workers
+        return trainable_parameters(net)
+
+    def prepare_batch(self, images: np.ndarray, labels: np.ndarray) -> tuple:
+        return mx.nd.array(images, ctx=self.ctx), mx.nd.array(labels, ctx=self.ctx, dtype="float32")
+
+    def input_pipeline(self, images: np.ndarray, labels: np.ndarray) -> Iterator[tuple]:
+        # num_workers=0: loading runs in this process and shows as data wait.
+        dataset = gluon.data.ArrayDataset(images, labels.astype(np.float32))
+        loader = gluon.data.DataLoader(
+            dataset,
+            batch_size=self.config.batch_size,
+            shuffle=True,
+            last_batch="discard",
+            num_workers=0,
+        )
+        while True:
+            for x, y in loader:
+                yield x.as_in_context(self.ctx), y.as_in_context(self.ctx)
+
+    def build_graph(self, batch: tuple) -> None:
+        return None  # the hybridized graph is built inside the first step
+
+    def step(self, batch: tuple) -> None:
+        images, labels = batch
+        with autograd.record():
+            loss = self.loss_fn(self.net(images), labels)
+        loss.backward()
+        self.trainer.step(self.scale)  # push gradients, pull updated weights
+
+    def sync(self) -> None:
+        mx.nd.waitall()
+
+    def barrier(self) -> None:
+        if self.dist.is_distributed and self.kv is not None:
+            self.kv._barrier()  # ps-lite's global barrier (no public name in MXNet 1.x)
+
+    def close(self) -> None:
+        pass

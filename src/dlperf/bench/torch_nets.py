@@ -1,0 +1,102 @@
+"""The benchmark networks in PyTorch (torch.nn), layer for layer as described in :mod:`.spec`."""
+
+from __future__ import annotations
+
+from torch import nn
+
+from .spec import (
+    BOTTLENECK_EXPANSION,
+    INPUT_SHAPE,
+    NUM_CLASSES,
+    RESNET18_BLOCKS,
+    RESNET50_BLOCKS,
+    RESNET_WIDTHS,
+    stage_strides,
+)
+
+
+def conv_bn(inputs: int, out: int, kernel: int, stride: int = 1) -> list[nn.Module]:
+    # No conv bias before BatchNorm: BN's beta does that job (as in every framework here).
+    return [
+        nn.Conv2d(inputs, out, kernel, stride, padding=kernel // 2, bias=False),
+        nn.BatchNorm2d(out),
+    ]
+
+
+class Residual(nn.Module):
+    """relu(body(x) + shortcut(x)); the shortcut is a 1x1 conv + BN when the shape changes."""
+
+    def __init__(self, body: list[nn.Module], inputs: int, out: int, stride: int) -> None:
+        super().__init__()
+        self.body = nn.Sequential(*body)
+        needs_projection = stride != 1 or inputs != out
+        self.shortcut = (
+            nn.Sequential(*conv_bn(inputs, out, 1, stride)) if needs_projection else nn.Identity()
+        )
+        self.relu = nn.ReLU()
+
+    def forward(self, x):
+        return self.relu(self.body(x) + self.shortcut(x))
+
+
+def basic_block(inputs: int, width: int, stride: int) -> nn.Module:
+    body = [*conv_bn(inputs, width, 3, stride), nn.ReLU(), *conv_bn(width, width, 3)]
+    return Residual(body, inputs, width, stride)
+
+
+def bottleneck(inputs: int, width: int, stride: int) -> nn.Module:
+    out = width * BOTTLENECK_EXPANSION
+    body = [
+        *conv_bn(inputs, width, 1),
+        nn.ReLU(),
+        *conv_bn(width, width, 3, stride),
+        nn.ReLU(),
+        *conv_bn(width, out, 1),
+    ]
+    return Residual(body, inputs, out, stride)
+
+
+def resnet(blocks: tuple[int, ...], block, expansion: int) -> nn.Module:
+    layers: list[nn.Module] = [*conv_bn(INPUT_SHAPE[0], RESNET_WIDTHS[0], 3), nn.ReLU()]
+    channels = RESNET_WIDTHS[0]
+    for index, (count, width) in enumerate(zip(blocks, RESNET_WIDTHS, strict=True)):
+        for i in range(count):
+            layers.append(block(channels, width, stage_strides(index) if i == 0 else 1))
+            channels = width * expansion
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(channels, NUM_CLASSES)]
+    return nn.Sequential(*layers)
+
+
+def build_network(name: str) -> nn.Module:
+    channels, height, width = INPUT_SHAPE
+    if name == "mlp":
+        return nn.Sequential(
+            nn.Flatten(),
+            nn.Linear(channels * height * width, 512),
+            nn.ReLU(),
+            nn.Linear(512, 256),
+            nn.ReLU(),
+            nn.Linear(256, NUM_CLASSES),
+        )
+    if name == "lenet":
+        return nn.Sequential(
+            nn.Conv2d(channels, 32, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(32, 64, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Flatten(),
+            nn.Linear(64 * (height // 4) * (width // 4), 256),
+            nn.ReLU(),
+            nn.Linear(256, NUM_CLASSES),
+        )
+    if name == "resnet18":
+        return resnet(RESNET18_BLOCKS, basic_block, 1)
+    if name == "resnet50":
+        return resnet(RESNET50_BLOCKS, bottleneck, BOTTLENECK_EXPANSION)
+    raise ValueError(f"PyTorch has no network {name!r}")
+
+
+def trainable_parameters(module: nn.Module) -> int:
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)

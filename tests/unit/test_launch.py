@@ -1,0 +1,182 @@
+"""Rank discovery, cluster descriptions (TF_CONFIG, DMLC roles) and process supervision."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import pytest
+
+from dlperf.bench.launch import (
+    Command,
+    DistInfo,
+    dmlc_env,
+    expand_nodelist,
+    from_environment,
+    local_plan,
+    run_processes,
+    slurm_port,
+    srun_plan,
+    tf_config,
+)
+
+
+@pytest.mark.parametrize(
+    ("nodelist", "hosts"),
+    [
+        ("node1", ["node1"]),
+        ("gpu[01-03,07]", ["gpu01", "gpu02", "gpu03", "gpu07"]),
+        ("gpu[8-10],login1", ["gpu8", "gpu9", "gpu10", "login1"]),
+        ("a[1-2],b[3]", ["a1", "a2", "b3"]),
+        ("", []),
+    ],
+)
+def test_expand_nodelist(nodelist, hosts):
+    assert expand_nodelist(nodelist) == hosts
+
+
+def test_no_launcher_variables_means_a_single_process():
+    dist = from_environment({"PATH": "/bin"})
+    assert (dist.rank, dist.world_size, dist.source) == (0, 1, "single")
+    assert not dist.is_distributed
+
+
+def test_local_launcher_variables():
+    env = {
+        "DLPERF_RANK": "1",
+        "DLPERF_WORLD_SIZE": "2",
+        "DLPERF_MASTER_PORT": "31000",
+        "DLPERF_WORKER_PORTS": "31001,31002",
+        # Slurm variables of the surrounding job must not win over our own launcher's.
+        "SLURM_PROCID": "0",
+        "SLURM_NTASKS": "4",
+    }
+    dist = from_environment(env)
+    assert (dist.rank, dist.world_size, dist.local_rank, dist.source) == (1, 2, 1, "local")
+    assert dist.master_port == 31000
+    assert dist.worker_ports == (31001, 31002)
+
+
+def slurm_env(procid: int, localid: int, nodeid: int) -> dict:
+    return {
+        "SLURM_JOB_ID": "4242",
+        "SLURM_PROCID": str(procid),
+        "SLURM_NTASKS": "4",
+        "SLURM_NNODES": "2",
+        "SLURM_NTASKS_PER_NODE": "2(x2)",
+        "SLURM_LOCALID": str(localid),
+        "SLURM_NODEID": str(nodeid),
+        "SLURM_JOB_NODELIST": "gpu[01-02]",
+    }
+
+
+def test_slurm_variables():
+    dist = from_environment(slurm_env(3, 1, 1))
+    assert (dist.rank, dist.world_size, dist.local_rank, dist.local_world_size) == (3, 4, 1, 2)
+    assert (dist.node_rank, dist.nnodes, dist.source) == (1, 2, "slurm")
+    assert dist.hosts == ("gpu01", "gpu02")
+    assert dist.master_addr == "gpu01"
+    assert dist.master_port == slurm_port(slurm_env(0, 0, 0))  # every task agrees without talking
+    assert dist.host_of_rank(0) == "gpu01" and dist.host_of_rank(3) == "gpu02"
+
+
+def test_tf_config_from_slurm_gives_one_address_per_task():
+    dist = from_environment(slurm_env(2, 0, 1))
+    config = tf_config(dist)
+    base = dist.master_port
+    assert config["cluster"]["worker"] == [
+        f"gpu01:{base + 1}",
+        f"gpu01:{base + 2}",
+        f"gpu02:{base + 1}",
+        f"gpu02:{base + 2}",
+    ]
+    assert config["task"] == {"type": "worker", "index": 2}
+
+
+def test_tf_config_without_ports_explains_the_fix():
+    with pytest.raises(ValueError, match="one port per worker"):
+        tf_config(DistInfo(rank=0, world_size=2))
+
+
+def test_dmlc_roles():
+    env = dmlc_env("server", "10.0.0.1", 9092, 4, node_host="10.0.0.1")
+    assert env == {
+        "DMLC_ROLE": "server",
+        "DMLC_PS_ROOT_URI": "10.0.0.1",
+        "DMLC_PS_ROOT_PORT": "9092",
+        "DMLC_NUM_SERVER": "1",
+        "DMLC_NUM_WORKER": "4",
+        "DMLC_NODE_HOST": "10.0.0.1",
+    }
+    with pytest.raises(ValueError, match="scheduler, server, worker"):
+        dmlc_env("master", "x", 1, 1)
+
+
+def test_local_plan_for_mxnet_adds_scheduler_and_server():
+    commands = local_plan("mxnet", 2, ["w"], ["s"], {"PORT": "9093", "PATH": "/bin"})
+    assert [c.name for c in commands] == ["scheduler", "server", "worker0", "worker1"]
+    assert [c.service for c in commands] == [True, True, False, False]
+    roles = [c.env["DMLC_ROLE"] for c in commands]
+    assert roles == ["scheduler", "server", "worker", "worker"]
+    assert len({c.env["DMLC_PS_ROOT_PORT"] for c in commands}) == 1
+    assert all("PORT" not in c.env for c in commands)  # ps-lite would bind every node to it
+    assert commands[0].env["OMP_NUM_THREADS"] == "1"
+
+
+def test_local_plan_gives_every_worker_its_rank_and_distinct_ports():
+    commands = local_plan("tensorflow", 3, ["w"], ["s"], {"TF_CONFIG": "stale"})
+    assert [c.env["DLPERF_RANK"] for c in commands] == ["0", "1", "2"]
+    ports = commands[0].env["DLPERF_WORKER_PORTS"].split(",")
+    assert len(set(ports)) == 3 and commands[0].env["DLPERF_MASTER_PORT"] not in ports
+    assert all("TF_CONFIG" not in c.env and "DMLC_ROLE" not in c.env for c in commands)
+    single = local_plan("mxnet", 1, ["w"], ["s"], {})
+    assert [c.name for c in single] == ["worker0"] and "DMLC_ROLE" not in single[0].env
+
+
+def test_srun_plan_starts_one_task_per_worker_and_mxnet_services_here():
+    commands = srun_plan(
+        "mxnet", 4, 2, 3, ["python", "-m", "w"], ["s"], {"DLPERF_MASTER_ADDR": "10.1.1.1"}
+    )
+    assert [c.name for c in commands] == ["scheduler", "server", "srun"]
+    srun = commands[-1]
+    assert srun.argv[0] == "srun" and srun.argv[-3:] == ["python", "-m", "w"]
+    assert {"--ntasks=4", "--nodes=2", "--ntasks-per-node=2", "--cpus-per-task=3"} <= set(srun.argv)
+    assert srun.env["DMLC_ROLE"] == "worker" and srun.env["DMLC_PS_ROOT_URI"] == "10.1.1.1"
+    assert "DMLC_NODE_HOST" not in srun.env  # each worker finds its own address
+    assert [c.name for c in srun_plan("pytorch", 4, 2, 3, ["w"], ["s"], {})] == ["srun"]
+
+
+def py(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def test_run_processes_ends_services_once_the_workers_are_done(tmp_path):
+    commands = [
+        Command("server", py("import time; time.sleep(60)"), {}, service=True),
+        Command("worker0", py("print('hello')"), {}),
+    ]
+    start = time.monotonic()
+    result = run_processes(commands, tmp_path, timeout_s=30, service_grace_s=0.5)
+    assert time.monotonic() - start < 10
+    assert not result.timed_out
+    assert [o.returncode for o in result.workers] == [0]
+    assert result.outcomes[0].returncode != 0 and result.outcomes[0].ended_by_launcher
+    assert not result.workers[0].ended_by_launcher
+    assert "hello" in result.workers[0].tail()
+
+
+def test_run_processes_ends_stragglers_after_a_crash(tmp_path):
+    commands = [
+        Command("worker0", py("raise SystemExit(3)"), {}),
+        Command("worker1", py("import time; time.sleep(60)"), {}),  # a peer stuck in a collective
+    ]
+    result = run_processes(commands, tmp_path, timeout_s=30, straggler_grace_s=0.5)
+    assert not result.timed_out
+    assert result.outcomes[0].returncode == 3 and result.outcomes[1].returncode != 0
+
+
+def test_run_processes_times_out_and_kills_everything(tmp_path):
+    commands = [Command("worker0", py("import time; time.sleep(60)"), {})]
+    result = run_processes(commands, tmp_path, timeout_s=0.5)
+    assert result.timed_out
+    assert result.outcomes[0].returncode is not None
