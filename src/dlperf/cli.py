@@ -97,8 +97,6 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    import pandas as pd
-
     from dlperf import stages
     from dlperf.validate.protocols import expand_aliases
 
@@ -115,7 +113,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
         protocols = {p: settings for p in expand_aliases(args.protocol)}
     seed = args.seed if args.seed is not None else config["seed"]
     out = Path(args.out)
-    frameworks = args.framework or sorted(pd.read_csv(args.timings)["framework"].dropna().unique())
+    if args.framework:
+        frameworks = args.framework
+    else:
+        from dlperf.external import load_all_points
+
+        frameworks = sorted(load_all_points(args.timings)["framework"].dropna().unique())
     summaries = []
     for framework in frameworks:
         summary = stages.validate(
@@ -323,7 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_aggregate)
 
     p = sub.add_parser("fit", help="fit the performance models of one framework")
-    p.add_argument("--timings", required=True)
+    p.add_argument("--timings", required=True, nargs="+",
+                   help="results/timings.csv and/or external timings CSVs (docs/external-timings.md)")
     p.add_argument("--framework", required=True)
     p.add_argument("--config", help="workflow config (models section); default settings otherwise")
     p.add_argument("--config-json", help="config sections as JSON (what the workflow passes)")
@@ -332,7 +336,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_fit)
 
     p = sub.add_parser("validate", help="cross-validate the models")
-    p.add_argument("--timings", required=True)
+    p.add_argument("--timings", required=True, nargs="+",
+                   help="results/timings.csv and/or external timings CSVs (docs/external-timings.md)")
     p.add_argument("--framework", action="append", help="repeatable; default: every framework in the table")
     p.add_argument("--config", help="workflow config (models and validation sections)")
     p.add_argument("--config-json", help="config sections as JSON (what the workflow passes)")
@@ -363,8 +368,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_combine)
 
     p = sub.add_parser("report", help="render the HTML report")
-    p.add_argument("--timings", required=True)
-    p.add_argument("--failures", required=True)
+    p.add_argument("--timings", required=True, nargs="+",
+                   help="results/timings.csv and/or external timings CSVs (docs/external-timings.md)")
+    p.add_argument("--failures", help="failures table of our own runs (results/failures.csv)")
     p.add_argument("--models", nargs="+", required=True, help="model artifacts")
     p.add_argument("--summary", required=True, help="validation summary CSV")
     p.add_argument("--predictions", nargs="*", default=[], help="per-framework validation CSVs")

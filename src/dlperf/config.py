@@ -57,6 +57,11 @@ def validated(config: dict) -> dict:
             + "\n  - ".join(_describe(e) for e in errors)
             + "\nFix the key(s) above in your config file (see config/config.yaml for a commented example)."
         )
+    if not config["frameworks"] and not config["external_timings"]:
+        raise ConfigError(
+            "invalid configuration: `frameworks` is empty and no `external_timings` is given, "
+            "so there is nothing to benchmark or model. List a framework, or name a timings CSV."
+        )
     if not run_layouts(config):
         raise ConfigError(
             f"invalid configuration: no (nodes, procs) pair is possible with nodes={config['nodes']} "

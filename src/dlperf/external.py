@@ -16,6 +16,7 @@ data_size = DEFAULT_ITERATIONS * procs * batch_size, so I is the same at every r
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -23,6 +24,7 @@ import pandas as pd
 from dlperf import tables
 
 REQUIRED = ["framework", "procs", "batch_size"]
+SAFE_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
 TIME_COLUMNS = ["epoch_time_s", "iter_time_s", "samples_per_s"]
 INTEGER_COLUMNS = ["procs", "batch_size", "nodes", "data_size", "rep"]
 FEATURE_COLUMNS = ["param_count", "flops_per_sample"]
@@ -38,6 +40,21 @@ class ExternalTimingsError(ValueError):
 
 def is_own_timings(columns) -> bool:
     return all(c in columns for c in OWN_FORMAT_MARKERS)
+
+
+def load_all_points(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> pd.DataFrame:
+    """The points of one or several timings files (ours and external ones), together."""
+    if isinstance(paths, (str, os.PathLike)):
+        return load_points(paths)
+    frames = [load_points(path) for path in paths]
+    if not frames:
+        raise ValueError("no timings file given: pass results/timings.csv or an external CSV")
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+
+def frameworks_in(path: str | os.PathLike) -> list[str]:
+    """The frameworks an external CSV holds (validated as the fit stage will read it)."""
+    return sorted(read_external(path)["framework"].unique())
 
 
 def load_points(path: str | os.PathLike) -> pd.DataFrame:
@@ -109,6 +126,11 @@ def read_external(path: str | os.PathLike) -> pd.DataFrame:
             text = raw[column].fillna("").str.strip()
             if (text == "").any():
                 _fail(path, f"column {column!r} is empty at {_rows((text == '').to_numpy())}")
+            # Names become file names (results/models/<framework>.json) and wildcards.
+            unsafe = ~text.str.fullmatch(SAFE_NAME).to_numpy()
+            if unsafe.any():
+                _fail(path, f"column {column!r} may hold only letters, digits, '.', '_' and "
+                            f"'-' (it names files); see {_rows(unsafe)}")
             frame[column] = text
         else:
             frame[column] = DEFAULTS[column]

@@ -27,11 +27,13 @@ def aggregate(records: Sequence[PathLike], timings_csv: PathLike, timings_parque
     return len(timings), len(failures)
 
 
-def fit(timings_csv: PathLike, framework: str, models: dict, seed: int, out: PathLike) -> dict:
-    from dlperf.external import load_points
+def fit(timings_csv: PathLike | Sequence[PathLike], framework: str, models: dict, seed: int,
+        out: PathLike) -> dict:
+    """Fit every model of ``framework`` on the points of one or several timings files."""
+    from dlperf.external import load_all_points
     from dlperf.models.artifact import fit_framework, unfitted_artifact
 
-    points = load_points(timings_csv)
+    points = load_all_points(timings_csv)
     if (points["framework"] == framework).any():
         artifact = fit_framework(points, framework, models, seed)
     else:
@@ -45,7 +47,7 @@ def fit(timings_csv: PathLike, framework: str, models: dict, seed: int, out: Pat
 
 
 def validate(
-    timings_csv: PathLike,
+    timings_csv: PathLike | Sequence[PathLike],
     framework: str,
     models: dict,
     protocols: dict,
@@ -54,10 +56,10 @@ def validate(
     out_summary: PathLike,
     n_boot: int = 1000,
 ) -> pd.DataFrame:
-    from dlperf.external import load_points
+    from dlperf.external import load_all_points
     from dlperf.validate.crossval import cross_validate
 
-    points = load_points(timings_csv)
+    points = load_all_points(timings_csv)
     predictions, summary = cross_validate(points, framework, models, protocols, seed, n_boot)
     tables.write_csv(predictions, out_points)
     tables.write_csv(summary, out_summary)
@@ -73,8 +75,8 @@ def combine(csvs: Sequence[PathLike], out: PathLike) -> pd.DataFrame:
 
 
 def report(
-    timings_csv: PathLike,
-    failures_csv: PathLike,
+    timings_csv: PathLike | Sequence[PathLike],
+    failures_csv: PathLike | None,
     model_files: Sequence[PathLike],
     summary_csv: PathLike,
     prediction_csvs: Sequence[PathLike],
@@ -82,10 +84,20 @@ def report(
     out_html: PathLike,
     figures_dir: PathLike | None = None,
 ) -> list[Path]:
+    from dlperf.external import is_own_timings, load_all_points
     from dlperf.report.html import build_report
 
-    timings = tables.read_timings(timings_csv)
-    failures = pd.read_csv(failures_csv)
+    sources = [timings_csv] if isinstance(timings_csv, (str, os.PathLike)) else list(timings_csv)
+    # Our own runs carry the environment the report shows; external CSVs only points.
+    own = [s for s in sources if is_own_timings(pd.read_csv(s, nrows=0).columns)]
+    timings = (
+        pd.concat([tables.read_timings(s) for s in own], ignore_index=True)
+        if own
+        else pd.DataFrame(columns=tables.TIMING_COLUMNS)
+    )
+    failures = (
+        pd.read_csv(failures_csv) if failures_csv else pd.DataFrame(columns=tables.FAILURE_COLUMNS)
+    )
     artifacts = {}
     for path in model_files:
         artifact = read_json(path)
@@ -96,7 +108,7 @@ def report(
         Path(out_html),
         timings,
         failures,
-        tables.to_points(timings),
+        load_all_points(sources),
         artifacts,
         pd.read_csv(summary_csv),
         predictions,

@@ -15,7 +15,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dlperf.bench.spec import network_features
 from dlperf.io import atomic_path, atomic_write_text
+
+NETWORKS_FLOPS = {name: f["flops_per_sample"] for name, f in network_features().items()}
 
 CONFIG_COLUMNS = ["framework", "network", "device", "nodes", "procs", "batch_size", "data_size", "rep"]
 POINT_KEYS = ["framework", "network", "device", "nodes", "procs", "batch_size", "data_size"]
@@ -32,6 +35,7 @@ TIMING_COLUMNS = CONFIG_COLUMNS + [
     "epoch_time_s",
     "samples_per_s",
     "param_count",
+    "flops_per_sample",
     "setup_s",
     "compile_s",
     "framework_version",
@@ -115,6 +119,8 @@ def _timing_row(record: dict) -> dict:
         epoch_time_s=record["epoch_time_s"],
         samples_per_s=record["samples_per_s"],
         param_count=record.get("param_count"),
+        # Intrinsic features of the network (forward FLOPs per sample), from its definition.
+        flops_per_sample=NETWORKS_FLOPS.get(config["network"]),
         setup_s=record.get("setup_s"),
         compile_s=record.get("compile_s"),
         framework_version=env.get("framework_version"),

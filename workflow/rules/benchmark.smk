@@ -22,14 +22,17 @@ rule bench:
     # A benchmark gets the whole machine: two at once would distort each other's timings.
     threads: workflow.cores
     params:
+        code=CODE["bench"],
         device=config["device"],
+        dataset=config["dataset"],
         warmup=config["warmup_iters"],
         threads=config["threads_per_proc"],
         seed=config["seed"],
         timeout=config["timeout_s"],
     shell:
         "dlperf bench --env {input.env} --framework {wildcards.framework} "
-        "--network {wildcards.network} --device {params.device} --nodes {wildcards.nodes} "
+        "--network {wildcards.network} --device {params.device} --dataset {params.dataset} "
+        "--nodes {wildcards.nodes} "
         "--procs {wildcards.procs} --batch-size {wildcards.batch} --data-size {wildcards.data} "
         "--rep {wildcards.rep} --warmup-iters {params.warmup} --threads-per-proc {params.threads} "
         "--seed {params.seed} --timeout {params.timeout} --out {output} > {log} 2>&1"

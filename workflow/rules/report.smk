@@ -28,6 +28,7 @@ rule report:
     conda:
         WORKFLOW_ENV
     params:
+        code=CODE["report"],
         settings=json.dumps(config),
     shell:
         "dlperf report --timings {input.timings} --failures {input.failures} "

@@ -23,6 +23,7 @@ rule validate:
     conda:
         WORKFLOW_ENV
     params:
+        code=CODE["validate"],
         settings=json.dumps(
             {
                 "models": config["models"],
