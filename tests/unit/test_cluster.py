@@ -62,7 +62,8 @@ def test_gpu_sweep_asks_for_one_gpu_per_worker_on_every_node():
     res = cluster.bench_resources(2, 8, config)
     assert res["gres"] == "gpu:4" and res["tasks_per_node"] == 4 and res["tasks_per_gpu"] == 0
     line = sbatch_line(res)
-    for flag in ("--nodes=2", "--ntasks-per-node=4", "--cpus-per-task=8", "--gres=gpu:4", "--mem 64000"):
+    flags = ("--nodes=2", "--ntasks-per-node=4", "--cpus-per-task=8", "--gres=gpu:4", "--mem 64000")
+    for flag in flags:
         assert flag in line, (flag, line)
     # the plugin's trap: `tasks` reused as --ntasks-per-gpu for GPU jobs
     assert "--ntasks-per-gpu" not in line and "--gpus" not in line
@@ -132,3 +133,9 @@ def test_launcher_and_threads_follow_the_executor(monkeypatch):
     assert cluster.bench_launcher(step)(None) == "srun"
     assert cluster.bench_threads(config, step)(None) == 3
     assert cluster.bench_launcher(local)(None) == "auto"  # a local run inside salloc stays local
+
+
+def test_max_procs_per_node_drops_layouts_a_node_cannot_hold():
+    config = sweep(nodes=[1, 2], procs=[1, 2, 4, 8, 16], max_procs_per_node=8)
+    assert cfg.run_layouts(config) == [(1, 1), (1, 2), (1, 4), (1, 8), (2, 2), (2, 4), (2, 8), (2, 16)]
+    assert (1, 16) in cfg.run_layouts(sweep(nodes=[1], procs=[16]))
