@@ -33,10 +33,16 @@ def _own_daemons_running() -> bool:
 @pytest.fixture(scope="session")
 def local_slurm():
     if os.geteuid() != 0:
-        pytest.skip("the live Slurm tests need root (scripts/local-slurm-start.sh installs and starts daemons)")
+        pytest.skip(
+            "the live Slurm tests need root "
+            "(scripts/local-slurm-start.sh installs packages and starts daemons)"
+        )
     installed = all(shutil.which(tool) for tool in ("slurmctld", "slurmd", "sbatch", "munged"))
     if not installed and not (shutil.which("apt-get") and shutil.which("dpkg-query")):
-        pytest.skip("Slurm is not installed and apt-get is not available to install it (Debian/Ubuntu only)")
+        pytest.skip(
+            "Slurm is not installed and apt-get is not available to install it "
+            "(scripts/local-slurm-start.sh supports Debian/Ubuntu)"
+        )
     was_running = _own_daemons_running()
     env = {**os.environ, **CLUSTER_ENV}
     proc = subprocess.run(

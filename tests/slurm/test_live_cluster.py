@@ -69,7 +69,10 @@ def snakemake_argv(workflow_bin: Path, repo: Path, *args: str) -> list[str]:
 def submitted_jobs(log: str) -> dict[str, list[str]]:
     """Slurm job ids per rule/wildcards directory, from Snakemake's submission lines."""
     jobs: dict[str, list[str]] = {}
-    pattern = r"submitted with SLURM jobid (\d+) \(log: .*/logs/slurm/(rule_[^/]+(?:/[^/]+)?)/\d+\.log\)"
+    pattern = (
+        r"submitted with SLURM jobid (\d+) "
+        r"\(log: .*/logs/slurm/(rule_[^/]+(?:/[^/]+)?)/\d+\.log\)"
+    )
     for job_id, where in re.findall(pattern, log):
         jobs.setdefault(where, []).append(job_id)
     return jobs
@@ -133,10 +136,14 @@ def test_cpu_sweep_runs_as_one_slurm_job_per_configuration(sweeps):
     assert run["rc"] == 0, run["log"][-5000:]
     jobs = submitted_jobs(run["log"])
     bench = {k: v for k, v in jobs.items() if k.startswith("rule_bench/")}
-    assert sorted(bench) == ["rule_bench/pytorch_mlp_1_1_8_64_0", "rule_bench/pytorch_mlp_1_2_8_64_0"]
+    assert sorted(bench) == [
+        "rule_bench/pytorch_mlp_1_1_8_64_0",
+        "rule_bench/pytorch_mlp_1_2_8_64_0",
+    ]
     assert all(len(ids) == 1 for ids in bench.values()), bench
     listed = subprocess.run(
-        ["squeue", "--states=all", "-h", "-o", "%i|%T|%k"], capture_output=True, text=True, timeout=30
+        ["squeue", "--states=all", "-h", "-o", "%i|%T|%k"],
+        capture_output=True, text=True, timeout=30,
     ).stdout
     for where, (job_id,) in bench.items():
         rows = [line.split("|") for line in listed.splitlines() if line.split("|")[0] == job_id]

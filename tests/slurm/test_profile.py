@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from dlperf import config as cfg
 from dlperf import cluster
+from dlperf import config as cfg
 from dlperf.bench import spec
 
 pytestmark = [pytest.mark.slow]
@@ -52,7 +52,7 @@ def test_gpu_config_plans_one_job_per_configuration_with_its_gpus(workflow_bin, 
     gpu = cfg.validated(cfg.yaml.safe_load((repo / "config" / "gpu.yaml").read_text()))
     missing = [n for n in gpu["networks"] if n not in spec.NETWORKS]
     if missing:
-        pytest.skip(f"networks {missing} are not implemented on this branch yet (dlperf.bench.spec)")
+        pytest.skip(f"networks {missing} are not in dlperf.bench.spec on this branch yet")
     text = dry_run(workflow_bin, repo, "--configfile", "config/gpu.yaml")
     jobs = planned_bench_jobs(text)
     assert len(jobs) == len(cfg.run_configs(gpu))

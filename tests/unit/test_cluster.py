@@ -137,5 +137,6 @@ def test_launcher_and_threads_follow_the_executor(monkeypatch):
 
 def test_max_procs_per_node_drops_layouts_a_node_cannot_hold():
     config = sweep(nodes=[1, 2], procs=[1, 2, 4, 8, 16], max_procs_per_node=8)
-    assert cfg.run_layouts(config) == [(1, 1), (1, 2), (1, 4), (1, 8), (2, 2), (2, 4), (2, 8), (2, 16)]
+    expected = [(1, 1), (1, 2), (1, 4), (1, 8), (2, 2), (2, 4), (2, 8), (2, 16)]
+    assert cfg.run_layouts(config) == expected
     assert (1, 16) in cfg.run_layouts(sweep(nodes=[1], procs=[16]))
