@@ -200,3 +200,17 @@ def test_job_the_cluster_cannot_run_is_reported_and_the_rest_completes(sweeps):
     assert "pytorch_mlp_1_4_8_64_0" not in submitted_jobs(run["log"])
     assert not (run["dir"] / record_path(4)).exists()
     assert (run["dir"] / record_path(1)).exists()  # the other job completed
+
+
+def test_retries_ask_for_more_time_and_memory(sweeps):
+    """The rejected job is retried (profile `retries: 2`) with attempt x runtime and memory;
+    its sbatch lines (in the error messages) show the whole request."""
+    calls = re.findall(r"sbatch call:\s+(sbatch .*)", sweeps["gpu"]["log"])
+    calls = [c for c in calls if "rule_bench_wildcards_pytorch_mlp_1_4_8_64_0" in c]
+    assert len(calls) == 3, calls
+    for attempt, call in enumerate(calls, start=1):
+        # timeout_s 120 -> 2 + 10 minutes; 4 workers x 1000 MiB
+        assert f" -t {12 * attempt} --mem {4000 * attempt} " in call, call
+        assert "--nodes=1 --ntasks-per-node=4 --cpus-per-task=1" in call, call
+        assert "--gres=gpu:4" in call and "--ntasks-per-gpu" not in call, call
+        assert f"--attempt {attempt} " in call, call
