@@ -298,6 +298,8 @@ SwitchType=switch/none
 ReturnToService=2
 SchedulerType=sched/backfill
 SchedulerParameters=bf_interval=5
+# reject at submission a job no node of the partition can ever run (instead of PENDING forever)
+EnforcePartLimits=ALL
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=512

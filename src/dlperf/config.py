@@ -65,7 +65,13 @@ def validated(config: dict) -> dict:
     if not run_layouts(config):
         raise ConfigError(
             f"invalid configuration: no (nodes, procs) pair is possible with nodes={config['nodes']} "
-            f"and procs={config['procs']}: procs must be a multiple of nodes (p/n workers per node). "
+            f"and procs={config['procs']}: procs must be a multiple of nodes (p/n workers per node)"
+            + (
+                f" of at most max_procs_per_node={config['max_procs_per_node']}"
+                if config.get("max_procs_per_node") is not None
+                else ""
+            )
+            + ". "
             "Add a procs value that is a multiple of a nodes value."
         )
     return config
@@ -90,7 +96,12 @@ def load(path: str | Path) -> dict:
 
 def run_layouts(config: dict) -> list[tuple[int, int]]:
     """(nodes, procs) pairs of the sweep: every node runs the same number of workers."""
-    return [(n, p) for n, p in itertools.product(sorted(config["nodes"]), sorted(config["procs"])) if p % n == 0]
+    most = config.get("max_procs_per_node")
+    return [
+        (n, p)
+        for n, p in itertools.product(sorted(config["nodes"]), sorted(config["procs"]))
+        if p % n == 0 and (most is None or p // n <= most)
+    ]
 
 
 def run_configs(config: dict) -> list[RunConfig]:

@@ -1,4 +1,14 @@
 # One job per benchmark configuration: framework x network x nodes x procs x batch x data x repeat.
+# On a cluster each is one scheduler job sized by the configuration (dlperf.cluster): nodes,
+# one task per worker, one GPU per worker on cuda, cluster.cpus_per_proc CPUs per task, memory
+# and time limit growing with the attempt; the partition, account and GPU type come from the
+# profile (profiles/slurm). Locally the resources are ignored and the job gets all cores.
+import dlperf.cluster
+
+try:
+    dlperf.cluster.check(config)
+except dlperf.cluster.ClusterConfigError as error:
+    raise WorkflowError(f"invalid configuration: {error}") from None
 
 
 wildcard_constraints:
@@ -21,12 +31,23 @@ rule bench:
         WORKFLOW_ENV
     # A benchmark gets the whole machine: two at once would distort each other's timings.
     threads: workflow.cores
+    resources:
+        nodes=dlperf.cluster.bench_resource("nodes", config),
+        tasks=dlperf.cluster.bench_resource("tasks", config),
+        tasks_per_node=dlperf.cluster.bench_resource("tasks_per_node", config),
+        tasks_per_gpu=dlperf.cluster.bench_resource("tasks_per_gpu", config),
+        mpi=dlperf.cluster.bench_resource("mpi", config),
+        gres=dlperf.cluster.bench_resource("gres", config),
+        cpus_per_task=dlperf.cluster.bench_resource("cpus_per_task", config),
+        mem_mb=dlperf.cluster.bench_resource("mem_mb", config),
+        runtime=dlperf.cluster.bench_resource("runtime", config),
+        launcher=dlperf.cluster.bench_launcher(workflow),
     params:
         code=CODE["bench"],
         device=config["device"],
         dataset=config["dataset"],
         warmup=config["warmup_iters"],
-        threads=config["threads_per_proc"],
+        threads=dlperf.cluster.bench_threads(config, workflow),
         seed=config["seed"],
         timeout=config["timeout_s"],
     shell:
@@ -35,4 +56,5 @@ rule bench:
         "--nodes {wildcards.nodes} "
         "--procs {wildcards.procs} --batch-size {wildcards.batch} --data-size {wildcards.data} "
         "--rep {wildcards.rep} --warmup-iters {params.warmup} --threads-per-proc {params.threads} "
-        "--seed {params.seed} --timeout {params.timeout} --out {output} > {log} 2>&1"
+        "--seed {params.seed} --timeout {params.timeout} --launcher {resources.launcher} "
+        "--out {output} > {log} 2>&1"

@@ -1,0 +1,191 @@
+"""What one benchmark job asks a cluster scheduler for, as Snakemake resources.
+
+The bench rule's ``resources:`` call :func:`bench_resource` per resource name, so a sweep
+asks for exactly the nodes, tasks, GPUs, CPUs and memory each configuration uses. The
+names are those of the Snakemake Slurm executor plugin (2.x), chosen so that it builds
+
+    sbatch --nodes=N --ntasks-per-node=P/N --cpus-per-task=C --mem=M -t T [--gres=gpu:P/N]
+
+for a run of P workers on N nodes, and the rule then starts one worker per task with
+``srun`` itself (``dlperf bench --launcher srun``). Cluster-specific settings (partition,
+account, GPU type) are not decided here: they belong in the Slurm profile.
+
+Traps of the plugin this mapping avoids (plugin 2.8.0):
+
+* for a GPU job it reuses ``tasks`` as ``--ntasks-per-gpu`` unless ``tasks_per_gpu`` is
+  set, and ``--ntasks-per-gpu`` contradicts ``--ntasks-per-node``: ``tasks_per_gpu`` is
+  therefore always 0 (= not emitted);
+* an ``mpi`` job needs ``tasks`` > 1 or ``tasks_per_node`` > 1 but not both, and
+  ``tasks_per_node`` must be > 1: one worker per node uses ``tasks`` = P instead;
+* the job-step executor wraps a job without an ``mpi`` resource in ``srun -n1``, where a
+  nested ``srun`` for the workers would need ``--overlap``; with the ``mpi`` key present
+  (also as "" for a single worker, which the submit side treats as "not MPI") the rule's
+  command runs directly in the batch script.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+
+#: Resource names :func:`bench_resources` sets, in the order the rule lists them.
+RESOURCE_NAMES = (
+    "nodes",
+    "tasks",
+    "tasks_per_node",
+    "tasks_per_gpu",
+    "mpi",
+    "gres",
+    "cpus_per_task",
+    "mem_mb",
+    "runtime",
+)
+
+#: Minutes added to the benchmark's own time limit (``timeout_s``) for the job's time
+#: limit: starting the interpreter, importing the framework, writing the record.
+RUNTIME_MARGIN_MIN = 10
+
+#: Executors that run jobs inside Slurm allocations (the submitting side and the job step).
+SLURM_EXECUTORS = ("slurm", "slurm-jobstep")
+
+
+class ClusterConfigError(ValueError):
+    pass
+
+
+def _as_int(value, name: str) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ClusterConfigError(f"{name} must be an integer, got {value!r}") from None
+    if number < 1:
+        raise ClusterConfigError(f"{name} must be at least 1, got {number}")
+    return number
+
+
+def cpus_per_proc(config: Mapping) -> int:
+    """CPUs for each worker: ``cluster.cpus_per_proc``, else ``threads_per_proc``, else 1."""
+    cluster = config.get("cluster") or {}
+    threads = int(config.get("threads_per_proc") or 0)
+    cpus = cluster.get("cpus_per_proc")
+    if cpus is None:
+        return max(1, threads)
+    cpus = _as_int(cpus, "cluster.cpus_per_proc")
+    if threads > cpus:
+        raise ClusterConfigError(
+            f"threads_per_proc ({threads}) is larger than cluster.cpus_per_proc ({cpus}): "
+            "each worker would run more threads than it has CPUs. Raise cluster.cpus_per_proc "
+            "or lower threads_per_proc."
+        )
+    return cpus
+
+
+def runtime_minutes(config: Mapping, attempt: int = 1) -> int:
+    """Time limit of a job in minutes: ``cluster.runtime_min`` (default: the benchmark's
+    ``timeout_s`` plus a margin), times the attempt number, so that a job the scheduler
+    ended for its time limit is retried with more."""
+    cluster = config.get("cluster") or {}
+    base = cluster.get("runtime_min")
+    if base is None:
+        base = math.ceil(float(config["timeout_s"]) / 60.0) + RUNTIME_MARGIN_MIN
+    return _as_int(base, "cluster.runtime_min") * _as_int(attempt, "attempt")
+
+
+def mem_mb(config: Mapping, procs_per_node: int, attempt: int = 1) -> int:
+    """Memory per node in MiB: ``cluster.mem_mb_per_proc`` per worker on the node, times the
+    attempt number (a job killed for exceeding its memory is retried with more)."""
+    cluster = config.get("cluster") or {}
+    per_proc = _as_int(cluster.get("mem_mb_per_proc", 4000), "cluster.mem_mb_per_proc")
+    return per_proc * procs_per_node * _as_int(attempt, "attempt")
+
+
+def bench_resources(
+    nodes: int, procs: int, config: Mapping, attempt: int = 1
+) -> dict[str, int | str]:
+    """Snakemake resources of the benchmark job of ``procs`` workers on ``nodes`` nodes."""
+    nodes = _as_int(nodes, "nodes")
+    procs = _as_int(procs, "procs")
+    if procs % nodes:
+        raise ClusterConfigError(
+            f"procs ({procs}) must be a multiple of nodes ({nodes}): every node runs the same "
+            "number of workers"
+        )
+    per_node = procs // nodes
+    distributed = procs > 1
+    resources: dict[str, int | str] = {
+        "nodes": nodes,
+        # one task per worker; see the module docstring for why one of the two is 0
+        "tasks": procs if distributed and per_node == 1 else (1 if not distributed else 0),
+        "tasks_per_node": per_node if distributed and per_node > 1 else 0,
+        "tasks_per_gpu": 0,
+        "mpi": "srun" if distributed else "",
+        "gres": f"gpu:{per_node}" if config.get("device") == "cuda" else "",
+        "cpus_per_task": cpus_per_proc(config),
+        "mem_mb": mem_mb(config, per_node, attempt),
+        "runtime": runtime_minutes(config, attempt),
+    }
+    return resources
+
+
+def bench_resource(name: str, config: Mapping):
+    """A resource function for the bench rule: ``f(wildcards, attempt) -> value``."""
+    if name not in RESOURCE_NAMES:
+        raise KeyError(f"unknown bench resource {name!r}; known: {', '.join(RESOURCE_NAMES)}")
+
+    def resource(wildcards, attempt=1):
+        return bench_resources(int(wildcards.nodes), int(wildcards.procs), config, attempt)[name]
+
+    resource.__name__ = f"bench_{name}"
+    return resource
+
+
+def launcher(executor_name: str | None, slurm_job_step: bool = False) -> str:
+    """How ``dlperf bench`` starts its workers: one ``srun`` task per worker under the Slurm
+    executor, and in the job step it runs on a node (there the job's command is run by a
+    nested Snakemake with the local executor in remote mode, inside the Slurm job); the
+    local launcher's own choice otherwise."""
+    if executor_name in SLURM_EXECUTORS or slurm_job_step:
+        return "srun"
+    return "auto"
+
+
+def runs_on_slurm(workflow) -> bool:
+    """True when Snakemake submits jobs to Slurm or runs one inside a Slurm job step."""
+    plugin = getattr(workflow, "executor_plugin", None)
+    name = plugin.cli_prefix if plugin is not None else None
+    step = bool(getattr(workflow, "remote_exec", False)) and "SLURM_JOB_ID" in os.environ
+    return launcher(name, step) == "srun"
+
+
+def bench_launcher(workflow):
+    """A resource function for the bench rule: the launcher for the way Snakemake runs
+    (read when the job is planned, after the executor is known)."""
+
+    def resource(wildcards):
+        return "srun" if runs_on_slurm(workflow) else "auto"
+
+    resource.__name__ = "bench_launcher"
+    return resource
+
+
+def bench_threads(config: Mapping, workflow):
+    """A params function for the bench rule: threads per worker. Locally the configured
+    ``threads_per_proc`` (0 = share the job's cores); on Slurm the CPUs each task was
+    given (``--cpus-per-task``), which the job step cannot see any more: the Slurm
+    plugin's job step removes the SLURM_* variables of the allocation."""
+
+    def param(wildcards):
+        if runs_on_slurm(workflow):
+            return cpus_per_proc(config)
+        return config["threads_per_proc"]
+
+    param.__name__ = "bench_threads"
+    return param
+
+
+def check(config: Mapping) -> None:
+    """Raise ClusterConfigError now for a ``cluster`` section no job could be sized with."""
+    cpus_per_proc(config)
+    runtime_minutes(config)
+    mem_mb(config, 1)

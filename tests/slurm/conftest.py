@@ -1,0 +1,60 @@
+"""A live single-node Slurm cluster for the tests in this directory.
+
+The session fixture starts it with scripts/local-slurm-start.sh (root only: it installs
+packages with apt and starts munged, slurmctld and slurmd) and stops it at the end if this
+session started it. Everything else about Slurm in tests/slurm talks to that cluster.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+STATE = Path(os.environ.get("LOCAL_SLURM_STATE", "/run/local-slurm"))
+# 4 CPUs on the node (more than the machine's cores is allowed) so the test jobs can run
+# side by side; 2 fake GPUs.
+CLUSTER_ENV = {"LOCAL_SLURM_CPUS": "4", "LOCAL_SLURM_GPUS": "2", "LOCAL_SLURM_TIMEOUT": "120"}
+
+
+def _own_daemons_running() -> bool:
+    """True if the start script's slurmctld (one it recorded) is running."""
+    try:
+        pid = (STATE / "slurmctld.pid").read_text().strip()
+        return Path(f"/proc/{pid}/comm").read_text().strip() == "slurmctld"
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def local_slurm():
+    if os.geteuid() != 0:
+        pytest.skip(
+            "the live Slurm tests need root "
+            "(scripts/local-slurm-start.sh installs packages and starts daemons)"
+        )
+    installed = all(shutil.which(tool) for tool in ("slurmctld", "slurmd", "sbatch", "munged"))
+    if not installed and not (shutil.which("apt-get") and shutil.which("dpkg-query")):
+        pytest.skip(
+            "Slurm is not installed and apt-get is not available to install it "
+            "(scripts/local-slurm-start.sh supports Debian/Ubuntu)"
+        )
+    was_running = _own_daemons_running()
+    env = {**os.environ, **CLUSTER_ENV}
+    proc = subprocess.run(
+        ["bash", str(REPO / "scripts" / "local-slurm-start.sh")],
+        env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, f"local-slurm-start.sh failed:\n{proc.stdout}\n{proc.stderr}"
+    assert "ready: node" in proc.stderr, proc.stderr
+    yield {"started_here": not was_running, "start_log": proc.stderr}
+    if not was_running:
+        stop = subprocess.run(
+            ["bash", str(REPO / "scripts" / "local-slurm-stop.sh")],
+            capture_output=True, text=True, timeout=180,
+        )
+        assert stop.returncode == 0, f"local-slurm-stop.sh failed:\n{stop.stderr}"
