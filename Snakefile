@@ -5,6 +5,7 @@ import os
 import sys
 
 import dlperf.config
+import dlperf.external
 import dlperf.provenance
 
 
@@ -20,11 +21,18 @@ envvars:
 
 try:
     config = dlperf.config.validated(config)
-except dlperf.config.ConfigError as error:
+    EXTERNAL = config["external_timings"]
+    EXTERNAL_FRAMEWORKS = dlperf.external.frameworks_in(EXTERNAL) if EXTERNAL else []
+except (dlperf.config.ConfigError, ValueError, FileNotFoundError) as error:
     raise WorkflowError(str(error)) from None
 
 RUNS = dlperf.config.run_configs(config)
+# Frameworks we benchmark, and all we model (ours plus those of external timings).
 FRAMEWORKS = config["frameworks"]
+MODELLED = sorted(set(FRAMEWORKS) | set(EXTERNAL_FRAMEWORKS))
+TIMINGS = (["results/timings.csv"] if FRAMEWORKS else []) + (
+    [EXTERNAL] if EXTERNAL else []
+)
 ENVS_DIR = os.path.join(workflow.basedir, config["envs_dir"])
 # Per stage, a digest of the library code it runs: a rule re-runs when its code changes.
 CODE = {
@@ -50,9 +58,8 @@ include: "workflow/rules/report.smk"
 rule all:
     default_target: True
     input:
-        "results/timings.csv",
-        "results/failures.csv",
-        expand("results/models/{framework}.json", framework=FRAMEWORKS),
+        ["results/timings.csv", "results/failures.csv"] if FRAMEWORKS else [],
+        expand("results/models/{framework}.json", framework=MODELLED),
         "results/validation/summary.csv",
         "results/report/index.html",
 

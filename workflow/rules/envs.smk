@@ -1,12 +1,6 @@
 # One isolated environment per framework, rebuilt when its requirements file changes.
 
 
-wildcard_constraints:
-    framework="|".join(
-        dlperf.config.schema()["properties"]["frameworks"]["items"]["enum"]
-    ),
-
-
 rule framework_env:
     input:
         requirements=os.path.join(ENVS_DIR, "{framework}.txt"),
@@ -14,6 +8,10 @@ rule framework_env:
         "results/envs/{framework}.json",
     log:
         "logs/envs/{framework}.log",
+    wildcard_constraints:
+        framework="|".join(
+            dlperf.config.schema()["properties"]["frameworks"]["items"]["enum"]
+        ),
     conda:
         WORKFLOW_ENV
     params:

@@ -3,7 +3,7 @@
 
 rule fit:
     input:
-        timings="results/timings.csv",
+        timings=TIMINGS,
     output:
         "results/models/{framework}.json",
     log:

@@ -3,11 +3,11 @@
 
 rule report:
     input:
-        timings="results/timings.csv",
-        failures="results/failures.csv",
-        models=expand("results/models/{framework}.json", framework=FRAMEWORKS),
+        timings=TIMINGS,
+        failures=["results/failures.csv"] if FRAMEWORKS else [],
+        models=expand("results/models/{framework}.json", framework=MODELLED),
         summary="results/validation/summary.csv",
-        predictions=expand("results/validation/{framework}.csv", framework=FRAMEWORKS),
+        predictions=expand("results/validation/{framework}.csv", framework=MODELLED),
     output:
         html=report(
             "results/report/index.html",
@@ -30,8 +30,11 @@ rule report:
     params:
         code=CODE["report"],
         settings=json.dumps(config),
+        failures=lambda wildcards, input: (
+            f"--failures {input.failures}" if input.failures else ""
+        ),
     shell:
-        "dlperf report --timings {input.timings} --failures {input.failures} "
+        "dlperf report --timings {input.timings} {params.failures} "
         "--models {input.models} --summary {input.summary} --predictions {input.predictions} "
         "--config-json {params.settings:q} --out {output.html} --figures {output.figures} "
         "> {log} 2>&1"

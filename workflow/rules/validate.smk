@@ -4,7 +4,7 @@
 
 rule validate:
     input:
-        timings="results/timings.csv",
+        timings=TIMINGS,
     output:
         points=report(
             "results/validation/{framework}.csv",
@@ -39,7 +39,7 @@ rule validate:
 
 rule validation_summary:
     input:
-        expand("results/validation/{framework}.summary.csv", framework=FRAMEWORKS),
+        expand("results/validation/{framework}.summary.csv", framework=MODELLED),
     output:
         report(
             "results/validation/summary.csv",

@@ -1,0 +1,43 @@
+"""Bring-your-own timings through the real workflow: no benchmark, the same fit, validation and report."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+import yaml
+from snakerun import planned_jobs, snakemake
+
+pytestmark = pytest.mark.slow
+
+
+def test_external_timings_alone(workflow_bin, repo, tmp_path):
+    config = {
+        "frameworks": [],
+        "batch_sizes": [1],
+        "data_sizes": [1],
+        "external_timings": str(repo / "examples" / "timings-example.csv"),
+        "models": {"generic": {"popsize": 10, "maxiter": 100}, "ernest": {}},
+        "validation": {"protocols": {"kfold": {"k": 3}}, "bootstrap": 100},
+    }
+    path = tmp_path / "external.yaml"
+    path.write_text(yaml.safe_dump(config))
+    plan = planned_jobs(snakemake(workflow_bin, repo, tmp_path, "-n", configfile=path, timeout=300))
+    assert "bench" not in plan and "aggregate" not in plan and plan["fit"] == 1
+    proc = snakemake(workflow_bin, repo, tmp_path, configfile=path, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    artifact = json.loads((tmp_path / "results" / "models" / "pytorch.json").read_text())
+    assert artifact["networks"]["lenet"]["models"]["generic"]["status"] == "ok"
+    summary = pd.read_csv(tmp_path / "results" / "validation" / "summary.csv")
+    assert set(summary["model"]) == {"generic", "ernest"}
+    assert (tmp_path / "results" / "report" / "index.html").exists()
+    assert not (tmp_path / "results" / "runs").exists()
+
+
+def test_nothing_to_do_is_a_clear_error(workflow_bin, repo, tmp_path):
+    path = tmp_path / "empty.yaml"
+    path.write_text(yaml.safe_dump({"frameworks": [], "batch_sizes": [8], "data_sizes": [64]}))
+    proc = snakemake(workflow_bin, repo, tmp_path, "-n", configfile=path, timeout=300)
+    assert proc.returncode != 0
+    assert "nothing to benchmark or model" in proc.stdout + proc.stderr
