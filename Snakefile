@@ -4,6 +4,7 @@ import json
 import os
 import sys
 
+import dlperf.bench.envinfo
 import dlperf.config
 import dlperf.external
 import dlperf.provenance
@@ -39,6 +40,11 @@ CODE = {
     stage: dlperf.provenance.code_digest(stage)
     for stage in dlperf.provenance.STAGE_SOURCES
 }
+# Every run record names the workflow's commit, wherever the jobs run (their working
+# directory need not be inside the repository).
+WORKFLOW_COMMIT = dlperf.bench.envinfo.git_commit(workflow.basedir)
+if WORKFLOW_COMMIT:
+    os.environ.setdefault("DLPERF_GIT_COMMIT", WORKFLOW_COMMIT)
 WORKFLOW_ENV = "../../envs/workflow.yaml"
 # The interpreter running Snakemake has dlperf installed: its `dlperf` command serves
 # every job (a conda environment, with --sdm conda, puts its own first on the PATH).

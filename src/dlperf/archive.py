@@ -28,6 +28,7 @@ from dlperf.io import atomic_path, dumps_json
 
 MANIFEST = "ro-crate-metadata.json"
 CONFIG = "config.json"
+EXTERNAL_DIR = "external"
 RO_CRATE_CONTEXT = "https://w3id.org/ro/crate/1.1/context"
 
 # What a study consists of, relative to the results directory.
@@ -107,11 +108,15 @@ def create(results: str | os.PathLike, config: dict, out: str | os.PathLike) -> 
     """Write the archive of the study below ``results`` to ``out``; return its manifest."""
     results = Path(results)
     files = collect(results)
-    if not any(p.name == "timings.csv" for p in files):
+    external = config.get("external_timings")
+    if not any(p.name == "timings.csv" for p in files) and not external:
         raise ArchiveError(
             f"{results} holds no timings.csv: run the workflow (make run) before archiving it"
         )
     entries = {f"results/{p.relative_to(results).as_posix()}": p.read_bytes() for p in files}
+    if external:
+        # Measurements made elsewhere are part of the study: without them nothing reproduces.
+        entries[f"{EXTERNAL_DIR}/{Path(external).name}"] = Path(external).read_bytes()
     entries[CONFIG] = dumps_json(config).encode()
     manifest = _manifest(entries, config)
     with atomic_path(out) as tmp:
@@ -192,9 +197,10 @@ def _rerun_and_compare(members: dict[str, bytes], result: Verification) -> None:
     config = json.loads(members[CONFIG])
     with tempfile.TemporaryDirectory(prefix="dlperf-verify-") as tmp:
         root = Path(tmp)
-        inputs = [n for n in members if n in (CONFIG, "results/timings.csv", "results/failures.csv")]
-        _write_members(members, root, inputs)
-        timings = root / "results" / "timings.csv"
+        own = [n for n in ("results/timings.csv", "results/failures.csv") if n in members]
+        external = [n for n in members if n.startswith(f"{EXTERNAL_DIR}/")]
+        _write_members(members, root, own + external)
+        timings = [root / n for n in own + external if not n.endswith("failures.csv")]
         fresh = root / "fresh"
         frameworks = sorted(
             n.removeprefix("results/models/").removesuffix(".json")
@@ -222,6 +228,23 @@ def _rerun_and_compare(members: dict[str, bytes], result: Verification) -> None:
             )
             compared[f"results/validation/{framework}.csv"] = points
             compared[f"results/validation/{framework}.summary.csv"] = summary
+        # The report, rendered again from the archived tables, models and validation results.
+        report_inputs = [n for n in members if n.startswith(("results/models/", "results/validation/"))]
+        _write_members(members, root, report_inputs)
+        if "results/report/index.html" in members:
+            failures = root / "results" / "failures.csv"
+            html = fresh / "report" / "index.html"
+            stages.report(
+                timings,
+                failures if failures.exists() else None,
+                [root / f"results/models/{f}.json" for f in frameworks],
+                root / "results" / "validation" / "summary.csv",
+                [root / f"results/validation/{f}.csv" for f in frameworks],
+                config,
+                html,
+                fresh / "report" / "figures",
+            )
+            compared["results/report/index.html"] = html
         for name, fresh_path in sorted(compared.items()):
             if name not in members:
                 result.problems.append(f"{name}: not in the archive, cannot compare")

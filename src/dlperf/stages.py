@@ -61,6 +61,13 @@ def validate(
 
     points = load_all_points(timings_csv)
     predictions, summary = cross_validate(points, framework, models, protocols, seed, n_boot)
+    # The same results in the same order whatever order the config lists protocols and models.
+    predictions = predictions.sort_values(
+        ["network", "protocol", "model", "fold"], kind="stable"
+    ).reset_index(drop=True)
+    summary = summary.sort_values(["network", "protocol", "model"], kind="stable").reset_index(
+        drop=True
+    )
     tables.write_csv(predictions, out_points)
     tables.write_csv(summary, out_summary)
     return summary

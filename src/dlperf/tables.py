@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -58,24 +59,68 @@ class RecordError(ValueError):
     pass
 
 
+STATUSES = ("ok", "failed", "timeout", "oom")
+# Fields of a successful run the table is built from, with what each must be.
+OK_NUMBERS = ("epoch_time_s", "samples_per_s")
+OK_COUNTS = ("iters_per_epoch", "warmup_iters")
+
+
+def _is_number(value, positive: bool = False) -> bool:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return ok and (value > 0 if positive else True)
+
+
+def record_problem(record: object) -> str | None:
+    """What is wrong with a run record's structure, or None when the table can use it."""
+    if not isinstance(record, dict):
+        return "it is not a JSON object"
+    missing = [key for key in ("config", "status", "environment") if key not in record]
+    if missing:
+        return f"it lacks {', '.join(missing)}"
+    config = record["config"]
+    if not isinstance(config, dict) or not isinstance(record["environment"], dict):
+        return "its config or environment is not an object"
+    absent = [key for key in CONFIG_COLUMNS if key not in config]
+    if absent:
+        return f"its config lacks {', '.join(absent)}"
+    for key in ("nodes", "procs", "batch_size", "data_size"):
+        if not (isinstance(config[key], int) and not isinstance(config[key], bool) and config[key] > 0):
+            return f"its config has {key}={config[key]!r}, not a positive integer"
+    if record["status"] not in STATUSES:
+        return f"its status {record['status']!r} is not one of {', '.join(STATUSES)}"
+    if record["status"] != "ok":
+        return None
+    times = record.get("iter_times_s")
+    if not isinstance(times, list) or not times:
+        return "it has status ok but no iteration times"
+    if not all(_is_number(t, positive=True) for t in times):
+        return "its iteration times are not all positive numbers"
+    for key in OK_NUMBERS:
+        if not _is_number(record.get(key), positive=True):
+            return f"it has status ok but {key}={record.get(key)!r}"
+    for key in OK_COUNTS:
+        value = record.get(key)
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+            return f"it has status ok but {key}={value!r}"
+    return None
+
+
 def read_record(path: str | os.PathLike) -> dict:
-    """One run record; a truncated or malformed file is an error naming the file."""
+    """One run record; a truncated or malformed file is an error naming the file and the fix."""
     try:
         with open(path, encoding="utf-8") as fh:
             record = json.load(fh)
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise RecordError(
             f"run record {path} is not valid JSON ({exc}); it was probably truncated. "
             "Delete it and re-run the workflow to measure that configuration again."
         ) from exc
-    missing = [key for key in ("config", "status", "environment") if key not in record]
-    if missing:
+    problem = record_problem(record)
+    if problem:
         raise RecordError(
-            f"run record {path} lacks {', '.join(missing)}; it was not written by `dlperf bench`. "
-            "Delete it and re-run the workflow."
+            f"run record {path} cannot be used: {problem}; it was not written whole by "
+            "`dlperf bench`. Delete it and re-run the workflow to measure it again."
         )
-    if record["status"] == "ok" and not record.get("iter_times_s"):
-        raise RecordError(f"run record {path} has status ok but no iteration times; delete it and re-run.")
     return record
 
 

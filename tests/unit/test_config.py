@@ -1,3 +1,5 @@
+import json
+
 import pytest
 import yaml
 
@@ -61,3 +63,20 @@ def test_missing_and_malformed_files(tmp_path):
     bad.write_text("batch_sizes: [8\n")
     with pytest.raises(cfg.ConfigError, match="not valid YAML"):
         cfg.load(bad)
+
+
+def test_more_workers_per_node_than_allowed_is_refused():
+    with pytest.raises(cfg.ConfigError, match="max_procs_per_node=2"):
+        cfg.validated({"batch_sizes": [8], "data_sizes": [64], "nodes": [1], "procs": [4],
+                       "max_procs_per_node": 2})
+
+
+def test_missing_framework_environment_is_a_failed_run_naming_the_fix(tmp_path):
+    from dlperf.bench.runner import run_benchmark
+    from dlperf.bench.spec import RunConfig
+
+    out = tmp_path / "run.json"
+    record = run_benchmark(RunConfig("pytorch", "mlp", "cpu", 1, 1, 8, 64, 0), tmp_path / "nope.json", out)
+    assert record["status"] == "failed"
+    assert "nope.json" in record["error"] and "dlperf env" in record["error"]
+    assert json.loads(out.read_text())["status"] == "failed"

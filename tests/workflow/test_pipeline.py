@@ -14,7 +14,7 @@ from dlperf.tables import TIMING_COLUMNS
 pytestmark = [pytest.mark.slow, pytest.mark.framework]
 
 
-def test_every_output_is_there_and_sound(finished_run):
+def test_every_output_is_there_and_sound(finished_run, repo):
     results = finished_run / "results"
     timings = pd.read_csv(results / "timings.csv")
     assert list(timings.columns) == TIMING_COLUMNS
@@ -30,6 +30,8 @@ def test_every_output_is_there_and_sound(finished_run):
     assert record["warmup_iters"] == 2 and len(record["warmup_times_s"]) == 2
     assert record["environment"]["framework_version"].startswith("2.13.0")
     assert record["schema_version"] == 1
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True)
+    assert record["environment"]["git_commit"] == head.stdout.strip()  # the workflow's commit
 
     artifact = json.loads((results / "models" / "pytorch.json").read_text())
     generic = artifact["networks"]["mlp"]["models"]["generic"]

@@ -60,8 +60,8 @@ def breakdown_table(model: GenericModel, points: pd.DataFrame) -> list[dict]:
     return rows
 
 
-def unfitted_artifact(framework: str, seed: int, reason: str) -> dict:
-    """The artifact of a framework that has no measurement to fit: no networks, and why."""
+def _header(framework: str, seed: int) -> dict:
+    """What every artifact starts with: whose models, fitted how, by which dlperf."""
     return {
         "schema_version": SCHEMA_VERSION,
         "framework": framework,
@@ -69,9 +69,12 @@ def unfitted_artifact(framework: str, seed: int, reason: str) -> dict:
         "seed": seed,
         "target": TARGET,
         "features": FEATURES,
-        "networks": {},
-        "reason": reason,
     }
+
+
+def unfitted_artifact(framework: str, seed: int, reason: str) -> dict:
+    """The artifact of a framework that has no measurement to fit: no networks, and why."""
+    return {**_header(framework, seed), "networks": {}, "reason": reason}
 
 
 def fit_framework(points: pd.DataFrame, framework: str, models: dict[str, dict], seed: int) -> dict:
@@ -91,15 +94,7 @@ def fit_framework(points: pd.DataFrame, framework: str, models: dict[str, dict],
                 for name, settings in per_network.items()
             },
         }
-    artifact = {
-        "schema_version": SCHEMA_VERSION,
-        "framework": framework,
-        "dlperf_version": dlperf.__version__,
-        "seed": seed,
-        "target": TARGET,
-        "features": FEATURES,
-        "networks": networks,
-    }
+    artifact = {**_header(framework, seed), "networks": networks}
     if across:
         artifact["all_networks"] = {
             "points": int(len(selected)),

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
@@ -33,6 +35,16 @@ def test_external_timings_alone(workflow_bin, repo, tmp_path):
     assert set(summary["model"]) == {"generic", "ernest"}
     assert (tmp_path / "results" / "report" / "index.html").exists()
     assert not (tmp_path / "results" / "runs").exists()
+
+    # The archive carries the external file, so the study reproduces from the archive alone.
+    proc = snakemake(workflow_bin, repo, tmp_path, "archive", configfile=path, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    verify = subprocess.run(
+        [sys.executable, "-m", "dlperf", "verify-archive", str(tmp_path / "results" / "dlperf-archive.tar.gz"),
+         "--rerun"], capture_output=True, text=True, timeout=600,
+    )
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    assert "reproduced: results/models/pytorch.json" in verify.stdout
 
 
 def test_nothing_to_do_is_a_clear_error(workflow_bin, repo, tmp_path):

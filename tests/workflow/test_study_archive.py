@@ -1,0 +1,28 @@
+"""The archive of a real workflow run verifies, and re-running fit, validate and report from it
+gives the same bytes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from snakerun import planned_jobs, snakemake
+
+pytestmark = [pytest.mark.slow, pytest.mark.framework]
+
+
+def test_archive_verifies_and_reproduces(finished_run, workflow_bin, repo):
+    proc = snakemake(workflow_bin, repo, finished_run, "archive", timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    archive = finished_run / "results" / "dlperf-archive.tar.gz"
+    verify = subprocess.run(
+        [sys.executable, "-m", "dlperf", "verify-archive", str(archive), "--rerun"],
+        capture_output=True, text=True, timeout=900,
+    )
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    for name in ("results/models/pytorch.json", "results/validation/pytorch.summary.csv",
+                 "results/report/index.html"):
+        assert f"reproduced: {name}" in verify.stdout
+    # Archiving is a leaf: the study itself is untouched and still complete.
+    assert planned_jobs(snakemake(workflow_bin, repo, finished_run, "-n", timeout=300)) == {}
