@@ -126,8 +126,8 @@ def read_external(path: str | os.PathLike) -> pd.DataFrame:
             text = raw[column].fillna("").str.strip()
             if (text == "").any():
                 _fail(path, f"column {column!r} is empty at {_rows((text == '').to_numpy())}")
-            # Names become file names (results/models/<framework>.json) and wildcards.
-            unsafe = ~text.str.fullmatch(SAFE_NAME).to_numpy()
+            # A framework's name becomes a file name (results/models/<framework>.json).
+            unsafe = ~text.str.fullmatch(SAFE_NAME).to_numpy() & (column == "framework")
             if unsafe.any():
                 _fail(path, f"column {column!r} may hold only letters, digits, '.', '_' and "
                             f"'-' (it names files); see {_rows(unsafe)}")

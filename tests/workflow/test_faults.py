@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -16,7 +17,24 @@ pytestmark = [pytest.mark.slow, pytest.mark.framework]
 
 
 def run_records(workdir):
-    return {p: p.read_bytes() for p in sorted((workdir / "results" / "runs").rglob("*.json"))}
+    """The finished run records (hidden work directories of running jobs left out)."""
+    runs = workdir / "results" / "runs"
+    return {
+        p: p.read_bytes()
+        for p in sorted(runs.rglob("*.json"))
+        if not any(part.startswith(".") for part in p.relative_to(runs).parts)
+    }
+
+
+def incomplete_outputs(workdir):
+    """Outputs Snakemake marks incomplete: their names, base64 in chunks, under .snakemake/incomplete."""
+    root = workdir / ".snakemake" / "incomplete"
+    paths = set()
+    for marker in root.rglob("*") if root.exists() else []:
+        if marker.is_file():
+            encoded = "".join(part.removeprefix("@") for part in marker.relative_to(root).parts)
+            paths.add((workdir / base64.urlsafe_b64decode(encoded).decode()).resolve())
+    return paths
 
 
 def test_killed_run_keeps_finished_records_and_resumes(workflow_bin, repo, tmp_path):
@@ -36,12 +54,20 @@ def test_killed_run_keeps_finished_records_and_resumes(workflow_bin, repo, tmp_p
     assert len(before) >= 3
     for data in before.values():
         assert json.loads(data)["status"] in {"ok", "failed", "timeout", "oom"}  # whole, never truncated
+    # A job whose record was written but which Snakemake had not yet seen finish is still marked
+    # incomplete, and is measured again: only the jobs Snakemake had finished must stay as they are.
+    in_flight = incomplete_outputs(tmp_path)
+    finished = {path: data for path, data in before.items() if path.resolve() not in in_flight}
+    assert finished
 
+    # A hard kill leaves Snakemake's lock behind; --unlock is the documented first step.
+    unlock = snakemake(workflow_bin, repo, tmp_path, "--unlock", timeout=300)
+    assert unlock.returncode == 0, unlock.stderr[-2000:]
     proc = snakemake(workflow_bin, repo, tmp_path)  # profiles/default sets rerun-incomplete
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     after = run_records(tmp_path)
     assert len(after) == 12
-    for path, data in before.items():
+    for path, data in finished.items():
         assert after[path] == data, f"{path.name} was measured again although it had finished"
 
 

@@ -10,7 +10,7 @@ from snakerun import TINY, planned_jobs, snakemake
 
 pytestmark = [pytest.mark.slow, pytest.mark.framework]
 
-ANALYSIS = {"fit", "validate", "report", "all"}
+ANALYSIS = {"fit", "validate", "validation_summary", "report", "all"}
 
 
 def tiny_with(tmp_path, **changes):
@@ -32,7 +32,7 @@ def test_validation_setting_change_reruns_validate_and_report_only(finished_run,
     config = yaml.safe_load(TINY.read_text())
     path, _ = tiny_with(tmp_path, validation={**config["validation"], "bootstrap": 100})
     plan = planned_jobs(snakemake(workflow_bin, repo, finished_run, "-n", configfile=path, timeout=300))
-    assert set(plan) == {"validate", "report", "all"}
+    assert set(plan) == {"validate", "validation_summary", "report", "all"}
 
 
 def test_new_batch_size_runs_only_its_benchmarks(finished_run, workflow_bin, repo, tmp_path):

@@ -12,7 +12,7 @@ rule archive:
     conda:
         WORKFLOW_ENV
     params:
-        settings=json.dumps(config),
+        settings=json.dumps(config, sort_keys=True),
     shell:
         "dlperf archive --results results --config-json {params.settings:q} --out {output} "
         "> {log} 2>&1"

@@ -12,7 +12,9 @@ rule fit:
         WORKFLOW_ENV
     params:
         code=CODE["fit"],
-        settings=json.dumps({"models": config["models"], "seed": config["seed"]}),
+        settings=json.dumps(
+            {"models": config["models"], "seed": config["seed"]}, sort_keys=True
+        ),
     shell:
         "dlperf fit --timings {input.timings} --framework {wildcards.framework} "
         "--config-json {params.settings:q} --out {output} > {log} 2>&1"

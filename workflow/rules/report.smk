@@ -29,7 +29,7 @@ rule report:
         WORKFLOW_ENV
     params:
         code=CODE["report"],
-        settings=json.dumps(config),
+        settings=json.dumps(config, sort_keys=True),
         failures=lambda wildcards, input: (
             f"--failures {input.failures}" if input.failures else ""
         ),

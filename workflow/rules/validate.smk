@@ -29,7 +29,8 @@ rule validate:
                 "models": config["models"],
                 "validation": config["validation"],
                 "seed": config["seed"],
-            }
+            },
+            sort_keys=True,
         ),
         out_dir=lambda wildcards, output: os.path.dirname(output.summary),
     shell:

@@ -7,6 +7,7 @@ embedded, fixed SVG id salt, everything drawn in sorted order).
 from __future__ import annotations
 
 import io
+import re
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,7 +55,15 @@ class Figure:
         return "fig-" + self.path.replace("/", "-")
 
 
+def file_path(framework: str, name: str) -> str:
+    """``framework/name`` as a relative file path: names from external timings may hold
+    spaces or slashes (e.g. "ResNet-50 (fp16)"), file names may not."""
+    return "/".join(re.sub(r"[^A-Za-z0-9_.-]+", "-", part).strip("-") or "_" for part in (framework, name))
+
+
 def _render(fig, path: str, title: str, caption: str) -> Figure:
+    framework, _, name = path.partition("/")
+    path = file_path(framework, name)
     png, svg = io.BytesIO(), io.BytesIO()
     with plt.rc_context(STYLE):  # the id salt and resolution are read when saving
         fig.savefig(png, format="png", metadata=PNG_METADATA)
