@@ -1,0 +1,40 @@
+"""A configuration that cannot run is recorded as failed, and the rest of the workflow completes."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+import yaml
+from snakerun import snakemake
+
+pytestmark = [pytest.mark.slow, pytest.mark.framework]
+
+IMPOSSIBLE_BATCH = 10**9  # a billion 3x32x32 images per step: no machine holds that
+
+
+def test_impossible_batch_is_a_failure_not_a_crash(workflow_bin, repo, tmp_path):
+    config = {
+        "frameworks": ["pytorch"], "networks": ["mlp"], "procs": [1, 2],
+        "batch_sizes": [8, 16, 32, IMPOSSIBLE_BATCH], "data_sizes": [64], "repeats": 1,
+        "warmup_iters": 1, "timeout_s": 300,
+        "models": {"generic": {"popsize": 8, "maxiter": 60}, "ernest": {}},
+        "validation": {"protocols": {"kfold": {"k": 3}}, "bootstrap": 50},
+    }
+    path = tmp_path / "failing.yaml"
+    path.write_text(yaml.safe_dump(config))
+    proc = snakemake(workflow_bin, repo, tmp_path, configfile=path, timeout=1200)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+    results = tmp_path / "results"
+    failures = pd.read_csv(results / "failures.csv")
+    assert sorted(failures["batch_size"]) == [IMPOSSIBLE_BATCH, IMPOSSIBLE_BATCH]
+    assert set(failures["status"]) <= {"oom", "failed"}
+    assert failures["error"].str.len().min() > 10
+    timings = pd.read_csv(results / "timings.csv")
+    assert len(timings) == 6 and IMPOSSIBLE_BATCH not in set(timings["batch_size"])
+    record = json.loads(next((results / "runs").rglob(f"n1_p1_b{IMPOSSIBLE_BATCH}_*.json")).read_text())
+    assert record["status"] in {"oom", "failed"} and record["error"]
+    page = (results / "report" / "index.html").read_text()
+    assert str(IMPOSSIBLE_BATCH) in page  # the failures table names the configuration
