@@ -25,6 +25,14 @@ def bare_block(backend, source, iters: int) -> None:
     backend.sync()
 
 
+def synced_block(backend, source, iters: int) -> None:
+    """The bare loop with the harness's synchronisation after every step, but no clock: what
+    per-iteration timing costs by itself (asynchronous engines lose their overlap)."""
+    for _ in range(iters):
+        backend.step(next(source))
+        backend.sync()
+
+
 def harness_block(backend, source, iters: int) -> None:
     """The harness's timed epoch loop (run_training): every iteration fetched, stepped,
     synchronised and clocked, and its times kept."""
@@ -70,12 +78,11 @@ def measure(framework: str, network: str, batch: int, pairs: int, block_s: float
     # Iterations per block: about block_s seconds of work.
     cpu, _ = clocked(bare_block, backend, source, 20)
     iters = max(20, int(block_s / max(cpu / 20, 1e-6)))
-    blocks = {"bare": [], "harness": []}
-    order = itertools.cycle([("bare", bare_block), ("harness", harness_block)])
+    kinds = [("bare", bare_block), ("synced", synced_block), ("harness", harness_block)]
+    blocks = {name: [] for name, _ in kinds}
     for i in range(pairs):
-        # Alternate which of the two goes first, so drift in machine load hits both alike.
-        first, second = next(order), next(order)
-        for name, block in (first, second) if i % 2 == 0 else (second, first):
+        # Rotate which kind goes first, so drift in machine load hits all alike.
+        for name, block in kinds[i % 3:] + kinds[: i % 3]:
             cpu_s, wall_s = clocked(block, backend, source, iters)
             blocks[name].append({"cpu_s": cpu_s / iters, "wall_s": wall_s / iters})
     # The same overhead taken apart, free of load noise: the harness's bookkeeping per iteration
@@ -94,7 +101,7 @@ def main() -> None:
     parser.add_argument("framework")
     parser.add_argument("network")
     parser.add_argument("batch_sizes", type=int, nargs="+")
-    parser.add_argument("--pairs", type=int, default=8)
+    parser.add_argument("--pairs", type=int, default=12)
     parser.add_argument("--block-s", type=float, default=0.5)
     args = parser.parse_args()
     results = [measure(args.framework, args.network, b, args.pairs, args.block_s)
