@@ -145,7 +145,7 @@ ATTEMPT_INDEPENDENT = ("nodes", "tasks", "tasks_per_node", "tasks_per_gpu", "mpi
                        "cpus_per_task")
 
 
-def bench_resource_for_sweep(name: str, config: Mapping, layouts: list[tuple[int, int]]):
+def sweep_resource(name: str, config: Mapping, layouts: list[tuple[int, int]]):
     """The bench rule's resource: a plain value when every (nodes, procs) layout of the sweep
     asks for the same and the attempt does not change it, else :func:`bench_resource`.
     Snakemake evaluates a resource function once per job, through its own wrappers, at about

@@ -11,7 +11,7 @@ except dlperf.cluster.ClusterConfigError as error:
     raise WorkflowError(f"invalid configuration: {error}") from None
 
 
-# Resources every job of the sweep shares are given as values (see bench_resource_for_sweep).
+# Resources every job of the sweep shares are given as values (see sweep_resource).
 LAYOUTS = dlperf.config.run_layouts(config)
 
 
@@ -36,15 +36,15 @@ rule bench:
     # A benchmark gets the whole machine: two at once would distort each other's timings.
     threads: workflow.cores
     resources:
-        nodes=dlperf.cluster.bench_resource_for_sweep("nodes", config, LAYOUTS),
-        tasks=dlperf.cluster.bench_resource_for_sweep("tasks", config, LAYOUTS),
-        tasks_per_node=dlperf.cluster.bench_resource_for_sweep("tasks_per_node", config, LAYOUTS),
-        tasks_per_gpu=dlperf.cluster.bench_resource_for_sweep("tasks_per_gpu", config, LAYOUTS),
-        mpi=dlperf.cluster.bench_resource_for_sweep("mpi", config, LAYOUTS),
-        gres=dlperf.cluster.bench_resource_for_sweep("gres", config, LAYOUTS),
-        cpus_per_task=dlperf.cluster.bench_resource_for_sweep("cpus_per_task", config, LAYOUTS),
-        mem_mb=dlperf.cluster.bench_resource_for_sweep("mem_mb", config, LAYOUTS),
-        runtime=dlperf.cluster.bench_resource_for_sweep("runtime", config, LAYOUTS),
+        nodes=dlperf.cluster.sweep_resource("nodes", config, LAYOUTS),
+        tasks=dlperf.cluster.sweep_resource("tasks", config, LAYOUTS),
+        tasks_per_node=dlperf.cluster.sweep_resource("tasks_per_node", config, LAYOUTS),
+        tasks_per_gpu=dlperf.cluster.sweep_resource("tasks_per_gpu", config, LAYOUTS),
+        mpi=dlperf.cluster.sweep_resource("mpi", config, LAYOUTS),
+        gres=dlperf.cluster.sweep_resource("gres", config, LAYOUTS),
+        cpus_per_task=dlperf.cluster.sweep_resource("cpus_per_task", config, LAYOUTS),
+        mem_mb=dlperf.cluster.sweep_resource("mem_mb", config, LAYOUTS),
+        runtime=dlperf.cluster.sweep_resource("runtime", config, LAYOUTS),
         launcher=dlperf.cluster.bench_launcher(workflow),
     params:
         code=CODE["bench"],
