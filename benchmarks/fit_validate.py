@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/fit_validate.py
 
-Target: (c) + (d) together <= 30 s on 2 cores. The timings are synthetic but shaped like
+Target: (c) + (d) together <= 30 s (CPU time) on 2 cores. The timings are synthetic but shaped like
 real ones (the generic model's terms plus 3 % noise), so the fits do real work.
 """
 
