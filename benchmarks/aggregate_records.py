@@ -8,6 +8,7 @@ Target: <= 10 s on 2 cores.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import sys
 import tempfile
@@ -18,7 +19,6 @@ from common import best_of, report
 
 from dlperf import stages
 from dlperf.bench.spec import RunConfig
-from dlperf.io import atomic_write_json
 
 RECORDS = 20_000
 
@@ -28,7 +28,8 @@ def write_records(root: Path) -> list[Path]:
     rng = np.random.default_rng(0)
     paths = []
     grid = itertools.product(
-        ["pytorch", "tensorflow", "mxnet"], [1, 2, 4, 8], [16, 32, 64, 128], [2048, 4096, 8192], range(200)
+        ["pytorch", "tensorflow", "mxnet"], [1, 2, 4, 8], [16, 32, 64, 128], [2048, 4096, 8192],
+        range(200),
     )
     for framework, procs, batch, data, rep in itertools.islice(grid, RECORDS):
         config = RunConfig(framework, "lenet", "cpu", 1, procs, batch, data, rep)
@@ -36,12 +37,16 @@ def write_records(root: Path) -> list[Path]:
         times = (0.01 + 0.001 * batch) * (1 + 0.05 * rng.standard_normal(iters))
         record = {
             "schema_version": 1, "config": config.to_dict(), "status": "ok", "error": None,
-            "environment": {"hostname": "node1", "framework_version": "1.0", "threads_per_worker": 1},
+            "environment": {
+                "hostname": "node1", "framework_version": "1.0", "threads_per_worker": 1
+            },
             "warmup_iters": 5, "iter_times_s": times.tolist(), "iters_per_epoch": iters,
             "epoch_time_s": float(times.sum()), "samples_per_s": data / float(times.sum()),
         }
         path = root / "runs" / framework / f"n1_p{procs}_b{batch}_d{data}_r{rep}.json"
-        atomic_write_json(path, record)
+        # Plain writes: the fixture is not what is measured, and fsync per file takes minutes.
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(record))
         paths.append(path)
     return paths
 
@@ -50,10 +55,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="dlperf-agg-") as tmp:
         root = Path(tmp)
         paths = write_records(root)
-        seconds = best_of(
-            lambda: stages.aggregate(paths, root / "t.csv", root / "t.parquet", root / "f.csv"), repeats=3
+        timing = best_of(
+            lambda: stages.aggregate(paths, root / "t.csv", root / "t.parquet", root / "f.csv"),
+            repeats=3,
         )
-    ok = report(f"(b) aggregate {len(paths):,} run records", seconds, "s", target=10)
+    ok = report(f"(b) aggregate {len(paths):,} run records", timing.cpu_s, "s", target=10,
+                wall=timing.wall_s)
     return 0 if ok else 1
 
 

@@ -1,27 +1,58 @@
-"""Shared by the benchmark scripts: timing and the one-line result format."""
+"""Shared by the benchmark scripts: timing and the one-line result format.
+
+The machine these run on is often shared (tests, builds), so every figure is taken as CPU time
+(this process plus its finished children): it counts only the work done, not the waiting for a
+core. Wall-clock time is printed beside it, with the load average, for context.
+"""
 
 from __future__ import annotations
 
+import os
+import resource
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 
-def best_of(fn: Callable[[], object], repeats: int = 3) -> float:
-    """The fastest of ``repeats`` wall-clock timings of ``fn()``, in seconds (least disturbed)."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+@dataclass(frozen=True)
+class Timing:
+    cpu_s: float
+    wall_s: float
 
 
-def report(name: str, value: float, unit: str, target: float | None = None) -> bool:
+def _cpu_now() -> float:
+    """CPU seconds (user + system) of this process and of its waited-for children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed(fn: Callable[[], object]) -> Timing:
+    """CPU and wall-clock seconds of one call of ``fn()``."""
+    cpu, wall = _cpu_now(), time.perf_counter()
+    fn()
+    return Timing(_cpu_now() - cpu, time.perf_counter() - wall)
+
+
+def best_of(fn: Callable[[], object], repeats: int = 3) -> Timing:
+    """The least CPU time of ``repeats`` calls of ``fn()`` (the least disturbed), with its wall."""
+    return min((timed(fn) for _ in range(repeats)), key=lambda t: t.cpu_s)
+
+
+def load() -> str:
+    """The 1-minute load average over the core count, e.g. '2.31 on 2 cores'."""
+    return f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
+
+
+def report(name: str, value: float, unit: str, target: float | None = None,
+           wall: float | None = None) -> bool:
     """Print one figure beside its target; True when the target holds (or there is none)."""
+    beside = f"   (wall {wall:.2f} {unit}, load {load()})" if wall is not None else ""
     if target is None:
-        print(f"{name:<48} {value:10.3f} {unit}")
+        print(f"{name:<48} {value:10.3f} {unit}{beside}", flush=True)
         return True
     ok = value <= target
     verdict = "ok" if ok else "MISSED"
-    print(f"{name:<48} {value:10.3f} {unit}   target <= {target:g} {unit}   {verdict}")
+    print(f"{name:<48} {value:10.3f} {unit}   target <= {target:g} {unit}   {verdict}{beside}",
+          flush=True)
     return ok

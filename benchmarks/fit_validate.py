@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/fit_validate.py
 
-Target: (c) + (d) together <= 30 s on 2 cores. The timings are synthetic but shaped like
+Target: (c) + (d) together <= 30 s (CPU time) on 2 cores. The timings are synthetic but shaped like
 real ones (the generic model's terms plus 3 % noise), so the fits do real work.
 """
 
@@ -44,9 +44,26 @@ def synthetic_timings(seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def protocols_for_sweep(defaults: dict) -> dict:
+    """Every within-network protocol this sweep supports, set as in the default config.
+
+    The default config leaves out loo_procs (its sweep has 2 worker counts) and sets its
+    extrapolation thresholds for its own grid; here, with 5 worker counts and 6 batch sizes,
+    every protocol runs, and each extrapolation holds out the largest level, as the defaults
+    do on theirs."""
+    return {
+        "kfold": defaults.get("kfold", {"k": 5}),
+        "loo_batch": {},
+        "loo_procs": {},
+        "extrapolation_procs": {},
+        "extrapolation_batch": {},
+    }
+
+
 def main() -> int:
     defaults = cfg.validated(cfg.with_sweep_placeholders({}))
     models, validation, seed = defaults["models"], defaults["validation"], defaults["seed"]
+    protocols = protocols_for_sweep(validation["protocols"])
     with tempfile.TemporaryDirectory(prefix="dlperf-fit-") as tmp:
         root = Path(tmp)
         timings = root / "timings.csv"
@@ -58,16 +75,18 @@ def main() -> int:
 
         def validate_all():
             for framework in FRAMEWORKS:
-                stages.validate(timings, framework, models, validation["protocols"], seed,
+                stages.validate(timings, framework, models, protocols, seed,
                                 root / f"{framework}.csv", root / f"{framework}.summary.csv",
                                 n_boot=validation["bootstrap"])
 
-        fit_s = best_of(fit_all, repeats=1)
-        validate_s = best_of(validate_all, repeats=1)
-    print(f"models: {', '.join(models)}; protocols: {', '.join(validation['protocols'])}")
-    report("(c) fit every model, 3 frameworks x 300 configs", fit_s, "s")
-    report("(d) full validation, 3 frameworks x 300 configs", validate_s, "s")
-    ok = report("(c) + (d)", fit_s + validate_s, "s", target=30)
+        fit = best_of(fit_all, repeats=1)
+        validate = best_of(validate_all, repeats=1)
+    print(f"models: {', '.join(models)}; protocols: {', '.join(protocols)}")
+    report("(c) fit every model, 3 frameworks x 300 configs", fit.cpu_s, "s", wall=fit.wall_s)
+    report("(d) full validation, 3 frameworks x 300 configs", validate.cpu_s, "s",
+           wall=validate.wall_s)
+    ok = report("(c) + (d)", fit.cpu_s + validate.cpu_s, "s", target=30,
+                wall=fit.wall_s + validate.wall_s)
     return 0 if ok else 1
 
 

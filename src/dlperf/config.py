@@ -1,4 +1,5 @@
-"""The workflow configuration: schema validation with defaults, then the checks a schema cannot express."""
+"""The workflow configuration: schema validation with defaults, then the checks a schema
+cannot express."""
 
 from __future__ import annotations
 
@@ -55,7 +56,8 @@ def validated(config: dict) -> dict:
         raise ConfigError(
             "invalid configuration:\n  - "
             + "\n  - ".join(_describe(e) for e in errors)
-            + "\nFix the key(s) above in your config file (see config/config.yaml for a commented example)."
+            + "\nFix the key(s) above in your config file "
+            "(see config/config.yaml for a commented example)."
         )
     if not config["frameworks"] and not config["external_timings"]:
         raise ConfigError(
@@ -64,7 +66,8 @@ def validated(config: dict) -> dict:
         )
     if not run_layouts(config):
         raise ConfigError(
-            f"invalid configuration: no (nodes, procs) pair is possible with nodes={config['nodes']} "
+            "invalid configuration: no (nodes, procs) pair is possible with "
+            f"nodes={config['nodes']} "
             f"and procs={config['procs']}: procs must be a multiple of nodes (p/n workers per node)"
             + (
                 f" of at most max_procs_per_node={config['max_procs_per_node']}"
@@ -141,4 +144,6 @@ RUN_RECORD_PATTERN = (
 
 
 def run_record_path(run: RunConfig) -> str:
-    return RUN_RECORD_PATTERN.format(**run.to_dict())
+    # The fields as they are (vars), not to_dict's deep copy: the aggregate rule asks this
+    # once per job when the workflow is parsed.
+    return RUN_RECORD_PATTERN.format(**vars(run))

@@ -28,6 +28,8 @@ def lambda_as_external_csv(path: Path) -> Path:
     raw = raw[raw["throughput"] > 0].copy()
     raw["series"] = (raw["model"] + "|" + raw["gpu_type"] + "|"
                      + raw["host_label"].fillna("") + "|" + raw["precision"])
+    # Network names become file names: keep letters, digits, '.', '_' and '-'.
+    raw["series"] = raw["series"].str.replace(r"[^A-Za-z0-9._-]", "_", regex=True)
     raw = raw.drop_duplicates(["series", "num_gpus"])
     complete = raw.groupby("series")["num_gpus"].transform("nunique") == 4
     raw = raw[complete]

@@ -11,6 +11,10 @@ except dlperf.cluster.ClusterConfigError as error:
     raise WorkflowError(f"invalid configuration: {error}") from None
 
 
+# Resources every job of the sweep shares are given as values (see sweep_resource).
+LAYOUTS = dlperf.config.run_layouts(config)
+
+
 wildcard_constraints:
     network=r"[a-z0-9_]+",
     nodes=r"\d+",
@@ -32,15 +36,15 @@ rule bench:
     # A benchmark gets the whole machine: two at once would distort each other's timings.
     threads: workflow.cores
     resources:
-        nodes=dlperf.cluster.bench_resource("nodes", config),
-        tasks=dlperf.cluster.bench_resource("tasks", config),
-        tasks_per_node=dlperf.cluster.bench_resource("tasks_per_node", config),
-        tasks_per_gpu=dlperf.cluster.bench_resource("tasks_per_gpu", config),
-        mpi=dlperf.cluster.bench_resource("mpi", config),
-        gres=dlperf.cluster.bench_resource("gres", config),
-        cpus_per_task=dlperf.cluster.bench_resource("cpus_per_task", config),
-        mem_mb=dlperf.cluster.bench_resource("mem_mb", config),
-        runtime=dlperf.cluster.bench_resource("runtime", config),
+        nodes=dlperf.cluster.sweep_resource("nodes", config, LAYOUTS),
+        tasks=dlperf.cluster.sweep_resource("tasks", config, LAYOUTS),
+        tasks_per_node=dlperf.cluster.sweep_resource("tasks_per_node", config, LAYOUTS),
+        tasks_per_gpu=dlperf.cluster.sweep_resource("tasks_per_gpu", config, LAYOUTS),
+        mpi=dlperf.cluster.sweep_resource("mpi", config, LAYOUTS),
+        gres=dlperf.cluster.sweep_resource("gres", config, LAYOUTS),
+        cpus_per_task=dlperf.cluster.sweep_resource("cpus_per_task", config, LAYOUTS),
+        mem_mb=dlperf.cluster.sweep_resource("mem_mb", config, LAYOUTS),
+        runtime=dlperf.cluster.sweep_resource("runtime", config, LAYOUTS),
         launcher=dlperf.cluster.bench_launcher(workflow),
     params:
         code=CODE["bench"],

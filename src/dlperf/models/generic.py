@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import differential_evolution
+from scipy.optimize import differential_evolution, lsq_linear, nnls
 
 from dlperf.folds import kfold_indices
 
@@ -108,6 +108,57 @@ def formula_text(terms: list[str], across_networks: bool = False) -> str:
     per_iter = [text(t) for t in terms if TERMS[t].per_iteration]
     parts = fixed + ([f"ceil(d/(p*b)) * ({' + '.join(per_iter)})"] if per_iter else [])
     return "T = " + " + ".join(parts)
+
+
+@dataclass(frozen=True)
+class ConstantsForExponent:
+    """The fit's cost at a fixed exponent a, minimised exactly over the constants.
+
+    cost(c, a) = mean((sum_i c_i col_i(a) / T - 1)^2) + lam * sum(c_i / s_i), 0 <= c_i <= upper_i.
+    In scaled constants u = c / s the columns are M = col * s / T and the cost is
+    (1/n) |M u - 1|^2 + lam * sum(u). On u >= 0 the penalty is linear, so the cost equals
+    (1/n) |M u - z|^2 plus a constant, with M^T z = M^T 1 - (n lam / 2) 1: one non-negative
+    least-squares problem (bounded least squares when a constant would pass its upper bound).
+    """
+
+    static: Array  # (rows, terms): every column at a = 1 over the measured time
+    batch: Array  # b per row; the exponent's columns are multiplied by b^(a-1)
+    bent: list[int]  # which columns carry b^a
+    scales: Array
+    upper: Array
+    lam: float
+
+    def _matrix(self, exponent: float) -> Array:
+        matrix = self.static * self.scales
+        if self.bent:
+            matrix[:, self.bent] *= (self.batch ** (exponent - 1.0))[:, None]
+        return matrix
+
+    def _scaled(self, exponent: float) -> tuple[Array, Array]:
+        """(u, cost) at the exponent: the exact minimiser in scaled constants and its cost."""
+        matrix = self._matrix(exponent)
+        rows = matrix.shape[0]
+        goal = np.ones(rows)
+        if self.lam > 0:
+            # z = 1 - M y with (M^T M) y = (n lam / 2) 1; lstsq keeps it defined if M^T M is
+            # singular.
+            shift = np.full(matrix.shape[1], rows * self.lam / 2.0)
+            goal = goal - matrix @ np.linalg.lstsq(matrix.T @ matrix, shift, rcond=None)[0]
+        u = nnls(matrix, goal)[0]
+        upper = self.upper / self.scales
+        if np.any(u > upper):
+            u = lsq_linear(matrix, goal, bounds=(0.0, upper), method="bvls").x
+        cost = np.mean((matrix @ u - 1.0) ** 2) + self.lam * np.sum(u)
+        return u, float(cost)
+
+    def cost(self, exponents: Array) -> Array:
+        """Vectorised over candidate exponents: shape (1,) or (1, S)."""
+        single = exponents.ndim == 1
+        values = np.array([self._scaled(a)[1] for a in np.atleast_2d(exponents)[0]])
+        return values[0] if single else values
+
+    def constants(self, exponent: float) -> Array:
+        return self._scaled(exponent)[0] * self.scales
 
 
 class GenericModel(PerformanceModel):
@@ -230,10 +281,12 @@ class GenericModel(PerformanceModel):
         self._keep_degrees_of_freedom(len(frame))
         lo_a, hi_a = self.exponent_bounds
         exponents = (lo_a, hi_a, 1.0) if self.exponent_fitted else (1.0,)
+        # Columns at each exponent computed once for all terms (they dominated refit time).
+        at_exponent = [at_one if a == 1.0 else self._columns(frame, a) for a in exponents]
         for name in self._active():
             ratios = []
-            for a in exponents:
-                c = self._columns(frame, a)[name]
+            for cols in at_exponent:
+                c = cols[name]
                 ratios.append(target[c > 0] / c[c > 0])
             self.bounds[name] = (0.0, float(max(r.max() for r in ratios)))
             self.scales[name] = float(np.median(ratios[-1]))
@@ -258,33 +311,19 @@ class GenericModel(PerformanceModel):
     def _active(self) -> list[str]:
         return [t for t in self.terms if t not in self.inactive]
 
-    def _cost_function(self, frame: pd.DataFrame, lam: float) -> Callable[[Array], Array]:
-        """Vectorised cost: x has shape (dims,) or (dims, S) for S candidate solutions."""
+    def _projection(self, frame: pd.DataFrame, lam: float) -> ConstantsForExponent:
+        """The fit's cost with the constants solved exactly for each exponent."""
         target = frame[TARGET].to_numpy(float)
         active = self._active()
         at_one = self._columns(frame, 1.0)
-        static = np.column_stack([at_one[t] for t in active]) / target[:, None]
-        exp_idx = [i for i, t in enumerate(active) if TERMS[t].uses_exponent]
-        # b^a varies with a; everything else in that column (I, F) does not.
-        b = frame["batch_size"].to_numpy(float)
-        scales = np.array([self.scales[t] for t in active])
-        k = len(active)
-
-        def cost(x: Array) -> Array:
-            single = x.ndim == 1
-            x = x[:, None] if single else x
-            consts = x[:k]
-            pred = static @ consts
-            if self.exponent_fitted and exp_idx:
-                a = x[k]
-                bend = b[:, None] ** (a[None, :] - 1.0)  # b^a = b * b^(a-1)
-                for i in exp_idx:
-                    pred += (bend - 1.0) * static[:, i : i + 1] * consts[i][None, :]
-            rel = pred - 1.0
-            value = np.mean(rel**2, axis=0) + lam * np.sum(consts / scales[:, None], axis=0)
-            return value[0] if single else value
-
-        return cost
+        return ConstantsForExponent(
+            static=np.column_stack([at_one[t] for t in active]) / target[:, None],
+            batch=frame["batch_size"].to_numpy(float),
+            bent=[i for i, t in enumerate(active) if TERMS[t].uses_exponent],
+            scales=np.array([self.scales[t] for t in active]),
+            upper=np.array([self.bounds[t][1] for t in active]),
+            lam=lam,
+        )
 
     def _search(
         self,
@@ -294,19 +333,22 @@ class GenericModel(PerformanceModel):
         cheap: bool = False,
         warm: tuple[dict[str, float], float] | None = None,
     ) -> Array:
-        """Differential evolution over the active constants (and a); ``warm`` (constants by
-        term, exponent) seeds the population around a known solution for quick refits."""
-        active = self._active()
-        bounds = [self.bounds[t] for t in active]
-        if self.exponent_fitted:
-            bounds.append(self.exponent_bounds)
+        """The constants and (when fitted) the exponent a minimising the cost.
+
+        Variable projection: for a fixed a the cost is a non-negative least-squares problem in
+        the constants (the L1 term is linear on c >= 0), solved exactly; differential evolution
+        searches a alone, inside its bounds. ``warm`` (constants by term, exponent) seeds the
+        population around a known solution for quick refits."""
+        projection = self._projection(frame, lam)
+        if not self.exponent_fitted:
+            return projection.constants(1.0)
         popsize = max(5, self.popsize // 2) if cheap else self.popsize
         init: str | Array = "latinhypercube"
         if warm is not None:
-            init = self._population(warm, bounds, popsize * len(bounds), seed)
+            init = self._population(warm[1], popsize, seed)
         result = differential_evolution(
-            self._cost_function(frame, lam),
-            bounds,
+            projection.cost,
+            [self.exponent_bounds],
             seed=seed,
             # Inner-CV and bootstrap refits start near a solution and only rank lambdas or
             # spread the constants: fewer members and generations and no polish keep them cheap.
@@ -318,28 +360,20 @@ class GenericModel(PerformanceModel):
             vectorized=True,
             updating="deferred",
         )
-        return result.x
+        exponent = float(np.clip(result.x[0], *self.exponent_bounds))
+        return np.append(projection.constants(exponent), exponent)
 
     def _generations(self, cheap: bool, warm: bool) -> int:
         if cheap:
             return max(20, self.maxiter // 8)
         return max(40, self.maxiter // 4) if warm else self.maxiter
 
-    def _population(
-        self, warm: tuple[dict[str, float], float], bounds: list, members: int, seed: int
-    ) -> Array:
-        """Members scattered (x e^N(0, 0.5)) around the warm solution, inside the bounds."""
-        values, exponent = warm
-        lo = np.array([b[0] for b in bounds])
-        hi = np.array([b[1] for b in bounds])
-        centre = [values.get(t, 0.0) for t in self._active()]
-        if self.exponent_fitted:
-            centre.append(exponent)
-        # A constant at zero still needs room to move: start it at 1% of its range.
-        centre = np.clip(np.maximum(np.array(centre, float), lo + 0.01 * (hi - lo)), lo, hi)
+    def _population(self, exponent: float, members: int, seed: int) -> Array:
+        """Members scattered (x e^N(0, 0.1)) around the warm exponent, inside its bounds."""
+        lo, hi = self.exponent_bounds
         rng = np.random.default_rng(seed)
-        spread = centre * rng.lognormal(0.0, 0.5, size=(max(members, 5), len(bounds)))
-        spread[0] = centre
+        spread = exponent * rng.lognormal(0.0, 0.1, size=(max(members, 5), 1))
+        spread[0] = exponent
         return np.clip(spread, lo, hi)
 
     def _set_solution(self, x: Array, lam: float) -> None:

@@ -1,0 +1,94 @@
+"""(e) Harness overhead: time per iteration through the harness vs the same step in a bare loop.
+
+    .venv/bin/python benchmarks/harness_overhead.py [--frameworks pytorch tensorflow mxnet]
+
+For each framework the worker (harness_worker.py) runs inside that framework's environment
+(built or reused from the cache by dlperf.envs.build) on one thread, for the default networks
+and batch sizes of config/config.yaml. Bare and harness blocks of the same length alternate;
+the figure is the median over rounds of (harness / bare - 1), in CPU time (load-robust). Beside
+it: the same in wall time; a bare loop that synchronises after every step (what per-iteration
+timing costs by itself: an asynchronous engine loses its overlap of dispatch and compute); and
+the harness's own work called alone, (bookkeeping + 2 synchronisations) / bare iteration time.
+
+Target: < 1 % of the iteration time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+from common import report
+
+from dlperf import envs
+
+REPO = Path(__file__).resolve().parents[1]
+WORKER = Path(__file__).with_name("harness_worker.py")
+FRAMEWORKS = ("pytorch", "tensorflow", "mxnet")
+
+
+def defaults() -> tuple[list[str], list[int]]:
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    return list(config["networks"]), [int(b) for b in config["batch_sizes"]]
+
+
+def run_worker(framework: str, network: str, batches: list[int], pairs: int) -> dict:
+    env = envs.build(framework, REPO / "envs" / f"{framework}.txt", envs.default_root())
+    environ = {**os.environ, "PYTHONPATH": str(REPO / "src"), "DLPERF_THREADS": "1",
+               "OMP_NUM_THREADS": "1", "TF_CPP_MIN_LOG_LEVEL": "2"}
+    argv = [str(env / "bin" / "python"), str(WORKER), framework, network,
+            *map(str, batches), "--pairs", str(pairs)]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=environ, timeout=1800)
+    if proc.returncode != 0:
+        raise SystemExit(f"{framework} worker failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def overhead_pct(blocks: list[dict], clock: str, slow: str = "harness",
+                 fast: str = "bare") -> float:
+    """Median over all interleaved rounds of slow / fast - 1, in %."""
+    ratios = [s[clock] / f[clock] - 1.0
+              for block in blocks for f, s in zip(block[fast], block[slow], strict=True)]
+    return 100.0 * statistics.median(ratios)
+
+
+def parts_pct(blocks: list[dict]) -> float:
+    """(bookkeeping + 2 syncs) over the median bare iteration, worst batch size, in %."""
+    return max(
+        100.0 * (block["bookkeeping_s"] + 2 * block["sync_s"])
+        / statistics.median(b["cpu_s"] for b in block["bare"])
+        for block in blocks
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--frameworks", nargs="+", default=list(FRAMEWORKS))
+    parser.add_argument("--pairs", type=int, default=12,
+                        help="rounds (bare, synced, harness blocks) per batch size")
+    args = parser.parse_args()
+    networks, batches = defaults()
+    ok = True
+    for framework in args.frameworks:
+        for network in networks:
+            result = run_worker(framework, network, batches, args.pairs)
+            blocks = result["blocks"]
+            iteration_ms = 1e3 * statistics.median(
+                b["cpu_s"] for block in blocks for b in block["bare"])
+            label = f"(e) {framework}/{network} b={','.join(map(str, batches))}"
+            report(f"{label}: bare iteration", iteration_ms, "ms")
+            report(f"{label}: overhead, wall", overhead_pct(blocks, "wall_s"), "%")
+            report(f"{label}: of which sync per step", overhead_pct(blocks, "cpu_s", "synced"), "%")
+            report(f"{label}: bookkeeping + syncs alone", parts_pct(blocks), "%")
+            ok &= report(f"{label}: overhead", overhead_pct(blocks, "cpu_s"), "%", target=1.0)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
