@@ -28,7 +28,10 @@ def write_records(root: Path) -> list[Path]:
     rng = np.random.default_rng(0)
     paths = []
     grid = itertools.product(
-        ["pytorch", "tensorflow", "mxnet"], [1, 2, 4, 8], [16, 32, 64, 128], [2048, 4096, 8192],
+        ["pytorch", "tensorflow", "mxnet"],
+        [1, 2, 4, 8],
+        [16, 32, 64, 128],
+        [2048, 4096, 8192],
         range(200),
     )
     for framework, procs, batch, data, rep in itertools.islice(grid, RECORDS):
@@ -36,12 +39,20 @@ def write_records(root: Path) -> list[Path]:
         iters = math.ceil(data / (procs * batch))
         times = (0.01 + 0.001 * batch) * (1 + 0.05 * rng.standard_normal(iters))
         record = {
-            "schema_version": 1, "config": config.to_dict(), "status": "ok", "error": None,
+            "schema_version": 1,
+            "config": config.to_dict(),
+            "status": "ok",
+            "error": None,
             "environment": {
-                "hostname": "node1", "framework_version": "1.0", "threads_per_worker": 1
+                "hostname": "node1",
+                "framework_version": "1.0",
+                "threads_per_worker": 1,
             },
-            "warmup_iters": 5, "iter_times_s": times.tolist(), "iters_per_epoch": iters,
-            "epoch_time_s": float(times.sum()), "samples_per_s": data / float(times.sum()),
+            "warmup_iters": 5,
+            "iter_times_s": times.tolist(),
+            "iters_per_epoch": iters,
+            "epoch_time_s": float(times.sum()),
+            "samples_per_s": data / float(times.sum()),
         }
         path = root / "runs" / framework / f"n1_p{procs}_b{batch}_d{data}_r{rep}.json"
         # Plain writes: the fixture is not what is measured, and fsync per file takes minutes.
@@ -59,8 +70,13 @@ def main() -> int:
             lambda: stages.aggregate(paths, root / "t.csv", root / "t.parquet", root / "f.csv"),
             repeats=3,
         )
-    ok = report(f"(b) aggregate {len(paths):,} run records", timing.cpu_s, "s", target=10,
-                wall=timing.wall_s)
+    ok = report(
+        f"(b) aggregate {len(paths):,} run records",
+        timing.cpu_s,
+        "s",
+        target=10,
+        wall=timing.wall_s,
+    )
     return 0 if ok else 1
 
 

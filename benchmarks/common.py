@@ -44,8 +44,9 @@ def load() -> str:
     return f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
 
 
-def report(name: str, value: float, unit: str, target: float | None = None,
-           wall: float | None = None) -> bool:
+def report(
+    name: str, value: float, unit: str, target: float | None = None, wall: float | None = None
+) -> bool:
     """Print one figure beside its target; True when the target holds (or there is none)."""
     beside = f"   (wall {wall:.2f} {unit}, load {load()})" if wall is not None else ""
     if target is None:
@@ -53,6 +54,8 @@ def report(name: str, value: float, unit: str, target: float | None = None,
         return True
     ok = value <= target
     verdict = "ok" if ok else "MISSED"
-    print(f"{name:<48} {value:10.3f} {unit}   target <= {target:g} {unit}   {verdict}{beside}",
-          flush=True)
+    print(
+        f"{name:<48} {value:10.3f} {unit}   target <= {target:g} {unit}   {verdict}{beside}",
+        flush=True,
+    )
     return ok

@@ -36,11 +36,21 @@ def synthetic_timings(seed: int = 0) -> pd.DataFrame:
             t_iter = (0.004 + 0.001 * f) + 3e-4 * batch**0.95 + 0.01 * (procs - 1) / procs
             t_iter += 0.002 * np.ceil(np.log2(procs)) + 0.02 * (nodes > 1) * (procs - 1) / procs
             epoch = (0.5 + iters * t_iter) * (1 + 0.03 * rng.standard_normal())
-            rows.append({
-                "framework": framework, "network": "lenet", "device": "cuda", "nodes": nodes,
-                "procs": procs, "batch_size": batch, "data_size": data, "rep": 0,
-                "iters_per_epoch": iters, "epoch_time_s": epoch, "samples_per_s": data / epoch,
-            })
+            rows.append(
+                {
+                    "framework": framework,
+                    "network": "lenet",
+                    "device": "cuda",
+                    "nodes": nodes,
+                    "procs": procs,
+                    "batch_size": batch,
+                    "data_size": data,
+                    "rep": 0,
+                    "iters_per_epoch": iters,
+                    "epoch_time_s": epoch,
+                    "samples_per_s": data / epoch,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -75,18 +85,27 @@ def main() -> int:
 
         def validate_all():
             for framework in FRAMEWORKS:
-                stages.validate(timings, framework, models, protocols, seed,
-                                root / f"{framework}.csv", root / f"{framework}.summary.csv",
-                                n_boot=validation["bootstrap"])
+                stages.validate(
+                    timings,
+                    framework,
+                    models,
+                    protocols,
+                    seed,
+                    root / f"{framework}.csv",
+                    root / f"{framework}.summary.csv",
+                    n_boot=validation["bootstrap"],
+                )
 
         fit = best_of(fit_all, repeats=1)
         validate = best_of(validate_all, repeats=1)
     print(f"models: {', '.join(models)}; protocols: {', '.join(protocols)}")
     report("(c) fit every model, 3 frameworks x 300 configs", fit.cpu_s, "s", wall=fit.wall_s)
-    report("(d) full validation, 3 frameworks x 300 configs", validate.cpu_s, "s",
-           wall=validate.wall_s)
-    ok = report("(c) + (d)", fit.cpu_s + validate.cpu_s, "s", target=30,
-                wall=fit.wall_s + validate.wall_s)
+    report(
+        "(d) full validation, 3 frameworks x 300 configs", validate.cpu_s, "s", wall=validate.wall_s
+    )
+    ok = report(
+        "(c) + (d)", fit.cpu_s + validate.cpu_s, "s", target=30, wall=fit.wall_s + validate.wall_s
+    )
     return 0 if ok else 1
 
 

@@ -40,28 +40,45 @@ def defaults() -> tuple[list[str], list[int]]:
 
 def run_worker(framework: str, network: str, batches: list[int], pairs: int) -> dict:
     env = envs.build(framework, REPO / "envs" / f"{framework}.txt", envs.default_root())
-    environ = {**os.environ, "PYTHONPATH": str(REPO / "src"), "DLPERF_THREADS": "1",
-               "OMP_NUM_THREADS": "1", "TF_CPP_MIN_LOG_LEVEL": "2"}
-    argv = [str(env / "bin" / "python"), str(WORKER), framework, network,
-            *map(str, batches), "--pairs", str(pairs)]
+    environ = {
+        **os.environ,
+        "PYTHONPATH": str(REPO / "src"),
+        "DLPERF_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "TF_CPP_MIN_LOG_LEVEL": "2",
+    }
+    argv = [
+        str(env / "bin" / "python"),
+        str(WORKER),
+        framework,
+        network,
+        *map(str, batches),
+        "--pairs",
+        str(pairs),
+    ]
     proc = subprocess.run(argv, capture_output=True, text=True, env=environ, timeout=1800)
     if proc.returncode != 0:
         raise SystemExit(f"{framework} worker failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def overhead_pct(blocks: list[dict], clock: str, slow: str = "harness",
-                 fast: str = "bare") -> float:
+def overhead_pct(
+    blocks: list[dict], clock: str, slow: str = "harness", fast: str = "bare"
+) -> float:
     """Median over all interleaved rounds of slow / fast - 1, in %."""
-    ratios = [s[clock] / f[clock] - 1.0
-              for block in blocks for f, s in zip(block[fast], block[slow], strict=True)]
+    ratios = [
+        s[clock] / f[clock] - 1.0
+        for block in blocks
+        for f, s in zip(block[fast], block[slow], strict=True)
+    ]
     return 100.0 * statistics.median(ratios)
 
 
 def parts_pct(blocks: list[dict]) -> float:
     """(bookkeeping + 2 syncs) over the median bare iteration, worst batch size, in %."""
     return max(
-        100.0 * (block["bookkeeping_s"] + 2 * block["sync_s"])
+        100.0
+        * (block["bookkeeping_s"] + 2 * block["sync_s"])
         / statistics.median(b["cpu_s"] for b in block["bare"])
         for block in blocks
     )
@@ -70,8 +87,9 @@ def parts_pct(blocks: list[dict]) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--frameworks", nargs="+", default=list(FRAMEWORKS))
-    parser.add_argument("--pairs", type=int, default=12,
-                        help="rounds (bare, synced, harness blocks) per batch size")
+    parser.add_argument(
+        "--pairs", type=int, default=12, help="rounds (bare, synced, harness blocks) per batch size"
+    )
     args = parser.parse_args()
     networks, batches = defaults()
     ok = True
@@ -80,7 +98,8 @@ def main() -> int:
             result = run_worker(framework, network, batches, args.pairs)
             blocks = result["blocks"]
             iteration_ms = 1e3 * statistics.median(
-                b["cpu_s"] for block in blocks for b in block["bare"])
+                b["cpu_s"] for block in blocks for b in block["bare"]
+            )
             label = f"(e) {framework}/{network} b={','.join(map(str, batches))}"
             report(f"{label}: bare iteration", iteration_ms, "ms")
             report(f"{label}: overhead, wall", overhead_pct(blocks, "wall_s"), "%")

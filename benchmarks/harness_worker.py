@@ -82,7 +82,7 @@ def measure(framework: str, network: str, batch: int, pairs: int, block_s: float
     blocks = {name: [] for name, _ in kinds}
     for i in range(pairs):
         # Rotate which kind goes first, so drift in machine load hits all alike.
-        for name, block in kinds[i % 3:] + kinds[: i % 3]:
+        for name, block in kinds[i % 3 :] + kinds[: i % 3]:
             cpu_s, wall_s = clocked(block, backend, source, iters)
             blocks[name].append({"cpu_s": cpu_s / iters, "wall_s": wall_s / iters})
     # The same overhead taken apart, free of load noise: the harness's bookkeeping per iteration
@@ -104,8 +104,9 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=12)
     parser.add_argument("--block-s", type=float, default=0.5)
     args = parser.parse_args()
-    results = [measure(args.framework, args.network, b, args.pairs, args.block_s)
-               for b in args.batch_sizes]
+    results = [
+        measure(args.framework, args.network, b, args.pairs, args.block_s) for b in args.batch_sizes
+    ]
     print(json.dumps({"framework": args.framework, "network": args.network, "blocks": results}))
 
 

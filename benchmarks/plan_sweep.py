@@ -37,8 +37,20 @@ def plan_seconds(jobs: int) -> Timing:
     with tempfile.TemporaryDirectory(prefix="dlperf-plan-") as tmp:
         config = Path(tmp) / "sweep.yaml"
         config.write_text(yaml.safe_dump(sweep(jobs)))
-        argv = [str(SNAKEMAKE), "--snakefile", str(REPO / "Snakefile"), "--directory", tmp,
-                "--configfile", str(config), "--cores", "2", "-n", "--quiet", "all"]
+        argv = [
+            str(SNAKEMAKE),
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "--directory",
+            tmp,
+            "--configfile",
+            str(config),
+            "--cores",
+            "2",
+            "-n",
+            "--quiet",
+            "all",
+        ]
         result = {}
 
         def plan():
@@ -55,8 +67,13 @@ def main() -> int:
     seconds, ok = {}, True
     for jobs, target in ((500, None), (5000, 10), (20000, None)):
         seconds[jobs] = plan_seconds(jobs)
-        ok &= report(f"(a) snakemake -n, {jobs:,} jobs", seconds[jobs].cpu_s, "s", target=target,
-                     wall=seconds[jobs].wall_s)
+        ok &= report(
+            f"(a) snakemake -n, {jobs:,} jobs",
+            seconds[jobs].cpu_s,
+            "s",
+            target=target,
+            wall=seconds[jobs].wall_s,
+        )
     # No worse than linear: 4x the jobs may take at most 4x the time (plus start-up slack).
     growth = seconds[20000].cpu_s / seconds[5000].cpu_s
     ok &= report("(a) growth 5,000 -> 20,000 jobs (x4 jobs)", growth, "x", target=4.0)

@@ -120,7 +120,10 @@ def create(results: str | os.PathLike, config: dict, out: str | os.PathLike) -> 
     entries[CONFIG] = dumps_json(config).encode()
     manifest = _manifest(entries, config)
     with atomic_path(out) as tmp:
-        with open(tmp, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as zipped:
+        with (
+            open(tmp, "wb") as raw,
+            gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as zipped,
+        ):
             with tarfile.open(fileobj=zipped, mode="w", format=tarfile.PAX_FORMAT) as tar:
                 _add(tar, MANIFEST, dumps_json(manifest).encode())
                 for name, data in sorted(entries.items()):
@@ -229,7 +232,9 @@ def _rerun_and_compare(members: dict[str, bytes], result: Verification) -> None:
             compared[f"results/validation/{framework}.csv"] = points
             compared[f"results/validation/{framework}.summary.csv"] = summary
         # The report, rendered again from the archived tables, models and validation results.
-        report_inputs = [n for n in members if n.startswith(("results/models/", "results/validation/"))]
+        report_inputs = [
+            n for n in members if n.startswith(("results/models/", "results/validation/"))
+        ]
         _write_members(members, root, report_inputs)
         if "results/report/index.html" in members:
             failures = root / "results" / "failures.csv"

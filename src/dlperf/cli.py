@@ -172,8 +172,9 @@ def _read_artifact(path: str) -> dict:
     try:
         artifact = read_json(path)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not a model artifact (invalid JSON: {exc}); "
-                         "write one with `dlperf fit`") from None
+        raise ValueError(
+            f"{path} is not a model artifact (invalid JSON: {exc}); write one with `dlperf fit`"
+        ) from None
     if not isinstance(artifact, dict) or "networks" not in artifact:
         raise ValueError(f"{path} is not a model artifact; write one with `dlperf fit`")
     return artifact
@@ -197,8 +198,12 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
     artifact = _read_artifact(args.model)
     network = _network(artifact, args.network)
-    given = {"nodes": args.nodes, "procs": args.procs, "batch_size": args.batch_size,
-             "data_size": args.data_size}
+    given = {
+        "nodes": args.nodes,
+        "procs": args.procs,
+        "batch_size": args.batch_size,
+        "data_size": args.data_size,
+    }
     n_rows = max(len(v) for v in given.values())
     uneven = [f"--{k.replace('_', '-')}" for k, v in given.items() if len(v) not in (1, n_rows)]
     if uneven:
@@ -211,14 +216,24 @@ def cmd_predict(args: argparse.Namespace) -> int:
     table = predict_rows(artifact, network, args.model_name, rows, level=args.level)
     table["total_time_s"] = table["epoch_time_s"] * args.epochs
     if args.json:
-        print(json.dumps({
-            "framework": artifact["framework"], "network": network, "model": args.model_name,
-            "epochs": args.epochs, "level": args.level,
-            "predictions": json.loads(table.to_json(orient="records")),
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "framework": artifact["framework"],
+                    "network": network,
+                    "model": args.model_name,
+                    "epochs": args.epochs,
+                    "level": args.level,
+                    "predictions": json.loads(table.to_json(orient="records")),
+                },
+                indent=2,
+            )
+        )
     else:
-        print(f"{artifact['framework']}/{network}, model {args.model_name}, "
-              f"{args.level:.0%} prediction interval (lo..hi):")
+        print(
+            f"{artifact['framework']}/{network}, model {args.model_name}, "
+            f"{args.level:.0%} prediction interval (lo..hi):"
+        )
         print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     return 0
 
@@ -237,23 +252,47 @@ def cmd_plan(args: argparse.Namespace) -> int:
         raise ValueError("give the work to do: --data-size D [--epochs E] or --samples N")
     deadline = parse_duration(args.deadline)
     table, choice = plan(
-        artifact, network, args.model_name, args.batch_size, data_size, epochs, deadline,
-        args.gpus_per_node, args.max_procs, args.objective, args.safe, args.level,
+        artifact,
+        network,
+        args.model_name,
+        args.batch_size,
+        data_size,
+        epochs,
+        deadline,
+        args.gpus_per_node,
+        args.max_procs,
+        args.objective,
+        args.safe,
+        args.level,
     )
-    columns = ["nodes", "procs", "epoch_time_s", "epoch_time_lo_s", "epoch_time_hi_s",
-               "total_time_s", "gpu_hours", "meets_deadline"]
-    print(f"{artifact['framework']}/{network}, model {args.model_name}: "
-          f"batch {args.batch_size}/worker, "
-          f"{data_size} samples x {epochs:g} epochs, deadline {deadline:g} s")
+    columns = [
+        "nodes",
+        "procs",
+        "epoch_time_s",
+        "epoch_time_lo_s",
+        "epoch_time_hi_s",
+        "total_time_s",
+        "gpu_hours",
+        "meets_deadline",
+    ]
+    print(
+        f"{artifact['framework']}/{network}, model {args.model_name}: "
+        f"batch {args.batch_size}/worker, "
+        f"{data_size} samples x {epochs:g} epochs, deadline {deadline:g} s"
+    )
     print(table[columns].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     if choice is None:
         fastest = table.sort_values("total_time_s").iloc[0]
-        print(f"no layout up to {args.max_procs} workers meets the deadline; the fastest is "
-              f"{int(fastest['procs'])} workers on {int(fastest['nodes'])} node(s) at "
-              f"{fastest['total_time_s']:.4g} s. Raise --max-procs or the deadline.")
+        print(
+            f"no layout up to {args.max_procs} workers meets the deadline; the fastest is "
+            f"{int(fastest['procs'])} workers on {int(fastest['nodes'])} node(s) at "
+            f"{fastest['total_time_s']:.4g} s. Raise --max-procs or the deadline."
+        )
         return 1
-    print(f"choice ({args.objective}): {int(choice['procs'])} workers on {int(choice['nodes'])} "
-          f"node(s): {choice['total_time_s']:.4g} s, {choice['gpu_hours']:.4g} GPU-hours")
+    print(
+        f"choice ({args.objective}): {int(choice['procs'])} workers on {int(choice['nodes'])} "
+        f"node(s): {choice['total_time_s']:.4g} s, {choice['gpu_hours']:.4g} GPU-hours"
+    )
     return 0
 
 
@@ -275,8 +314,10 @@ def cmd_verify_archive(args: argparse.Namespace) -> int:
     for problem in result.problems:
         print(f"problem: {problem}", file=sys.stderr)
     verdict = "intact" if result.ok else "NOT intact"
-    print(f"{args.archive}: {verdict} ({result.files} files checked"
-          + (f", {len(result.reproduced)} results reproduced byte for byte)" if args.rerun else ")"))
+    print(
+        f"{args.archive}: {verdict} ({result.files} files checked"
+        + (f", {len(result.reproduced)} results reproduced byte for byte)" if args.rerun else ")")
+    )
     return 0 if result.ok else 1
 
 
@@ -288,12 +329,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("env", help="build (or reuse) a framework environment and write its lock")
     p.add_argument("--framework", required=True)
     p.add_argument("--requirements", required=True, help="requirements file, e.g. envs/pytorch.txt")
-    p.add_argument("--root", help="where environments live (default: $DLPERF_ENV_ROOT or ~/.cache/dlperf/envs)")
+    p.add_argument(
+        "--root", help="where environments live (default: $DLPERF_ENV_ROOT or ~/.cache/dlperf/envs)"
+    )
     p.add_argument("--out", required=True, help="environment description (JSON)")
     p.set_defaults(func=cmd_env)
 
     p = sub.add_parser("bench", help="run one benchmark configuration and write its run record")
-    p.add_argument("--env", required=True, help="framework environment description from `dlperf env`")
+    p.add_argument(
+        "--env", required=True, help="framework environment description from `dlperf env`"
+    )
     p.add_argument("--framework", required=True)
     p.add_argument("--network", required=True)
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
@@ -326,8 +371,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_aggregate)
 
     p = sub.add_parser("fit", help="fit the performance models of one framework")
-    p.add_argument("--timings", required=True, nargs="+",
-                   help="results/timings.csv and/or external timings CSVs (docs/external-timings.md)")
+    p.add_argument(
+        "--timings",
+        required=True,
+        nargs="+",
+        help="results/timings.csv and/or external timings CSVs (docs/external-timings.md)",
+    )
     p.add_argument("--framework", required=True)
     p.add_argument("--config", help="workflow config (models section); default settings otherwise")
     p.add_argument("--config-json", help="config sections as JSON (what the workflow passes)")
@@ -336,9 +385,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_fit)
 
     p = sub.add_parser("validate", help="cross-validate the models")
-    p.add_argument("--timings", required=True, nargs="+",
-                   help="results/timings.csv and/or external timings CSVs (docs/external-timings.md)")
-    p.add_argument("--framework", action="append", help="repeatable; default: every framework in the table")
+    p.add_argument(
+        "--timings",
+        required=True,
+        nargs="+",
+        help="results/timings.csv and/or external timings CSVs (docs/external-timings.md)",
+    )
+    p.add_argument(
+        "--framework", action="append", help="repeatable; default: every framework in the table"
+    )
     p.add_argument("--config", help="workflow config (models and validation sections)")
     p.add_argument("--config-json", help="config sections as JSON (what the workflow passes)")
     p.add_argument(
@@ -348,8 +403,12 @@ def build_parser() -> argparse.ArgumentParser:
         "cross_network, or loo / extrapolation for both of a pair; default: the config's protocols",
     )
     p.add_argument("--k", type=int, help="folds for --protocol kfold")
-    p.add_argument("--train-max-procs", type=int, help="for extrapolation_procs: train on procs <= N")
-    p.add_argument("--train-max-batch", type=int, help="for extrapolation_batch: train on batch <= N")
+    p.add_argument(
+        "--train-max-procs", type=int, help="for extrapolation_procs: train on procs <= N"
+    )
+    p.add_argument(
+        "--train-max-batch", type=int, help="for extrapolation_batch: train on batch <= N"
+    )
     p.add_argument("--seed", type=int)
     p.add_argument(
         "--out", required=True, help="output directory: <framework>.csv, <framework>.summary.csv"
@@ -368,8 +427,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_combine)
 
     p = sub.add_parser("report", help="render the HTML report")
-    p.add_argument("--timings", required=True, nargs="+",
-                   help="results/timings.csv and/or external timings CSVs (docs/external-timings.md)")
+    p.add_argument(
+        "--timings",
+        required=True,
+        nargs="+",
+        help="results/timings.csv and/or external timings CSVs (docs/external-timings.md)",
+    )
     p.add_argument("--failures", help="failures table of our own runs (results/failures.csv)")
     p.add_argument("--models", nargs="+", required=True, help="model artifacts")
     p.add_argument("--summary", required=True, help="validation summary CSV")
@@ -410,8 +473,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gpus-per-node", type=int, default=8)
     p.add_argument("--max-procs", type=int, default=64, help="largest worker count to consider")
     p.add_argument("--objective", choices=["workers", "cost"], default="workers")
-    p.add_argument("--safe", action="store_true",
-                   help="meet the deadline at the prediction interval's upper end")
+    p.add_argument(
+        "--safe",
+        action="store_true",
+        help="meet the deadline at the prediction interval's upper end",
+    )
     p.add_argument("--level", type=float, default=0.9)
     p.set_defaults(func=cmd_plan)
 
@@ -424,8 +490,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("verify-archive", help="check an archive's checksums (and reproduce it)")
     p.add_argument("archive")
-    p.add_argument("--rerun", action="store_true",
-                   help="re-run fit and validate from the archived timings and compare byte for byte")
+    p.add_argument(
+        "--rerun",
+        action="store_true",
+        help="re-run fit and validate from the archived timings and compare byte for byte",
+    )
     p.set_defaults(func=cmd_verify_archive)
     return parser
 

@@ -141,8 +141,15 @@ def bench_resource(name: str, config: Mapping):
 
 
 #: Resources that do not change with the attempt number (memory and time limit do).
-ATTEMPT_INDEPENDENT = ("nodes", "tasks", "tasks_per_node", "tasks_per_gpu", "mpi", "gres",
-                       "cpus_per_task")
+ATTEMPT_INDEPENDENT = (
+    "nodes",
+    "tasks",
+    "tasks_per_node",
+    "tasks_per_gpu",
+    "mpi",
+    "gres",
+    "cpus_per_task",
+)
 
 
 def sweep_resource(name: str, config: Mapping, layouts: list[tuple[int, int]]):

@@ -62,7 +62,9 @@ def _run(argv: list[str], log) -> None:
         )
 
 
-def build(framework: str, requirements: Path, root: Path, python: str = sys.executable, log=None) -> Path:
+def build(
+    framework: str, requirements: Path, root: Path, python: str = sys.executable, log=None
+) -> Path:
     """Create (or reuse) the environment for ``requirements``; return its directory."""
     log = log or sys.stdout
     if not requirements.exists():

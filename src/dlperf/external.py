@@ -87,11 +87,17 @@ def _numeric(raw: pd.DataFrame, column: str, path, integer: bool, positive: bool
     values = pd.to_numeric(raw[column], errors="coerce")
     bad = values.isna().to_numpy()
     if bad.any():
-        _fail(path, f"column {column!r} has missing or non-numeric values at {_rows(bad)}; "
-                    "fill in a number there")
+        _fail(
+            path,
+            f"column {column!r} has missing or non-numeric values at {_rows(bad)}; "
+            "fill in a number there",
+        )
     if positive and (values <= 0).any():
-        _fail(path, f"column {column!r} must be positive; {_rows((values <= 0).to_numpy())} "
-                    "have zero or negative values")
+        _fail(
+            path,
+            f"column {column!r} must be positive; {_rows((values <= 0).to_numpy())} "
+            "have zero or negative values",
+        )
     if integer:
         fractional = (values != np.round(values)).to_numpy()
         if fractional.any():
@@ -117,8 +123,11 @@ def read_external(path: str | os.PathLike) -> pd.DataFrame:
         _fail(path, "has a header but no rows")
     time_column = times[0]  # the most direct measurement wins
     if time_column == "epoch_time_s" and "data_size" not in raw.columns:
-        _fail(path, "has epoch_time_s but no data_size column; data_size (samples per epoch) "
-                    "fixes how many iterations the epoch had, so add it")
+        _fail(
+            path,
+            "has epoch_time_s but no data_size column; data_size (samples per epoch) "
+            "fixes how many iterations the epoch had, so add it",
+        )
 
     frame = pd.DataFrame(index=raw.index)
     for column in ("framework", "network", "device"):
@@ -129,21 +138,26 @@ def read_external(path: str | os.PathLike) -> pd.DataFrame:
             # A framework's name becomes a file name (results/models/<framework>.json).
             unsafe = ~text.str.fullmatch(SAFE_NAME).to_numpy() & (column == "framework")
             if unsafe.any():
-                _fail(path, f"column {column!r} may hold only letters, digits, '.', '_' and "
-                            f"'-' (it names files); see {_rows(unsafe)}")
+                _fail(
+                    path,
+                    f"column {column!r} may hold only letters, digits, '.', '_' and "
+                    f"'-' (it names files); see {_rows(unsafe)}",
+                )
             frame[column] = text
         else:
             frame[column] = DEFAULTS[column]
     for column in ("procs", "batch_size"):
         frame[column] = _numeric(raw, column, path, integer=True, positive=True)
     frame["nodes"] = (
-        _numeric(raw, "nodes", path, integer=True, positive=True) if "nodes" in raw.columns
+        _numeric(raw, "nodes", path, integer=True, positive=True)
+        if "nodes" in raw.columns
         else DEFAULTS["nodes"]
     )
     uneven = (frame["procs"] % frame["nodes"] != 0).to_numpy()
     if uneven.any():
-        _fail(path, "procs must be a multiple of nodes (same workers per node); "
-                    f"see {_rows(uneven)}")
+        _fail(
+            path, f"procs must be a multiple of nodes (same workers per node); see {_rows(uneven)}"
+        )
     global_batch = frame["procs"] * frame["batch_size"]
     if "data_size" in raw.columns:
         frame["data_size"] = _numeric(raw, "data_size", path, integer=True, positive=True)
@@ -168,6 +182,9 @@ def read_external(path: str | os.PathLike) -> pd.DataFrame:
     keys = tables.POINT_KEYS + ["rep"]
     duplicated = frame.duplicated(keys, keep=False).to_numpy()
     if duplicated.any():
-        _fail(path, f"{_rows(duplicated)} repeat the same configuration ({', '.join(keys)}); "
-                    "remove the duplicates or number repetitions in a 'rep' column")
+        _fail(
+            path,
+            f"{_rows(duplicated)} repeat the same configuration ({', '.join(keys)}); "
+            "remove the duplicates or number repetitions in a 'rep' column",
+        )
     return tables.to_points(frame)

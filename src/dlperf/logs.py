@@ -14,7 +14,11 @@ from pathlib import Path
 def to_file(path: str | os.PathLike) -> Iterator[None]:
     """Redirect stdout and stderr into ``path``; an exception is logged there and re-raised."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as fh, contextlib.redirect_stdout(fh), contextlib.redirect_stderr(fh):
+    with (
+        open(path, "w", encoding="utf-8") as fh,
+        contextlib.redirect_stdout(fh),
+        contextlib.redirect_stderr(fh),
+    ):
         try:
             yield
         except BaseException:

@@ -62,7 +62,9 @@ def code_digest(stage: str) -> str:
     try:
         parts = STAGE_SOURCES[stage]
     except KeyError:
-        raise ValueError(f"unknown stage {stage!r}; choose from {', '.join(STAGE_SOURCES)}") from None
+        raise ValueError(
+            f"unknown stage {stage!r}; choose from {', '.join(STAGE_SOURCES)}"
+        ) from None
     digest = hashlib.sha256()
     for module in sorted({m for part in parts for m in _modules(part)}):
         digest.update(module.relative_to(PACKAGE).as_posix().encode())

@@ -17,7 +17,12 @@ from dlperf.io import atomic_write_json, read_json
 PathLike = str | os.PathLike
 
 
-def aggregate(records: Sequence[PathLike], timings_csv: PathLike, timings_parquet: PathLike | None, failures_csv: PathLike) -> tuple[int, int]:
+def aggregate(
+    records: Sequence[PathLike],
+    timings_csv: PathLike,
+    timings_parquet: PathLike | None,
+    failures_csv: PathLike,
+) -> tuple[int, int]:
     """All run records -> the timings table (CSV + Parquet) and the failures table."""
     timings, failures = tables.build_tables(records)
     tables.write_csv(timings, timings_csv)
@@ -27,8 +32,13 @@ def aggregate(records: Sequence[PathLike], timings_csv: PathLike, timings_parque
     return len(timings), len(failures)
 
 
-def fit(timings_csv: PathLike | Sequence[PathLike], framework: str, models: dict, seed: int,
-        out: PathLike) -> dict:
+def fit(
+    timings_csv: PathLike | Sequence[PathLike],
+    framework: str,
+    models: dict,
+    seed: int,
+    out: PathLike,
+) -> dict:
     """Fit every model of ``framework`` on the points of one or several timings files."""
     from dlperf.external import load_all_points
     from dlperf.models.artifact import fit_framework, unfitted_artifact
@@ -39,8 +49,10 @@ def fit(timings_csv: PathLike | Sequence[PathLike], framework: str, models: dict
     else:
         # Every run failed: the artifact says so, and the report still shows the failures.
         artifact = unfitted_artifact(
-            framework, seed, f"{timings_csv} has no successful run of {framework}; "
-            "results/failures.csv says why its runs failed"
+            framework,
+            seed,
+            f"{timings_csv} has no successful run of {framework}; "
+            "results/failures.csv says why its runs failed",
         )
     atomic_write_json(out, artifact)
     return artifact

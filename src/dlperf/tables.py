@@ -11,7 +11,6 @@ import json
 import math
 import os
 from collections.abc import Iterable
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,7 +20,16 @@ from dlperf.io import atomic_path, atomic_write_text
 
 NETWORKS_FLOPS = {name: f["flops_per_sample"] for name, f in network_features().items()}
 
-CONFIG_COLUMNS = ["framework", "network", "device", "nodes", "procs", "batch_size", "data_size", "rep"]
+CONFIG_COLUMNS = [
+    "framework",
+    "network",
+    "device",
+    "nodes",
+    "procs",
+    "batch_size",
+    "data_size",
+    "rep",
+]
 POINT_KEYS = ["framework", "network", "device", "nodes", "procs", "batch_size", "data_size"]
 TIMING_COLUMNS = CONFIG_COLUMNS + [
     "global_batch",
@@ -84,7 +92,9 @@ def record_problem(record: object) -> str | None:
     if absent:
         return f"its config lacks {', '.join(absent)}"
     for key in ("nodes", "procs", "batch_size", "data_size"):
-        if not (isinstance(config[key], int) and not isinstance(config[key], bool) and config[key] > 0):
+        if not (
+            isinstance(config[key], int) and not isinstance(config[key], bool) and config[key] > 0
+        ):
             return f"its config has {key}={config[key]!r}, not a positive integer"
     if record["status"] not in STATUSES:
         return f"its status {record['status']!r} is not one of {', '.join(STATUSES)}"
@@ -245,8 +255,15 @@ def to_points(timings: pd.DataFrame) -> pd.DataFrame:
     """One row per measured configuration: median and quartiles of epoch time over repetitions."""
     if timings.empty:
         return pd.DataFrame(
-            columns=POINT_KEYS + ["iters_per_epoch", "epoch_time_s", "epoch_time_q25_s",
-                                  "epoch_time_q75_s", "samples_per_s", "n_reps"]
+            columns=POINT_KEYS
+            + [
+                "iters_per_epoch",
+                "epoch_time_s",
+                "epoch_time_q25_s",
+                "epoch_time_q75_s",
+                "samples_per_s",
+                "n_reps",
+            ]
         )
     grouped = timings.groupby(POINT_KEYS, sort=True, dropna=False)
     # Network features (for across-network models) are the same in every repetition.

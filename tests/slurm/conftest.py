@@ -47,7 +47,10 @@ def local_slurm():
     env = {**os.environ, **CLUSTER_ENV}
     proc = subprocess.run(
         ["bash", str(REPO / "scripts" / "local-slurm-start.sh")],
-        env=env, capture_output=True, text=True, timeout=600,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, f"local-slurm-start.sh failed:\n{proc.stdout}\n{proc.stderr}"
     assert "ready: node" in proc.stderr, proc.stderr
@@ -55,6 +58,8 @@ def local_slurm():
     if not was_running:
         stop = subprocess.run(
             ["bash", str(REPO / "scripts" / "local-slurm-stop.sh")],
-            capture_output=True, text=True, timeout=180,
+            capture_output=True,
+            text=True,
+            timeout=180,
         )
         assert stop.returncode == 0, f"local-slurm-stop.sh failed:\n{stop.stderr}"

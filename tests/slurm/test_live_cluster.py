@@ -26,9 +26,12 @@ SNAKEMAKE_TIMEOUT = 420  # seconds, per Snakemake call (killed after that)
 # Test-only settings on top of the profile: no slurmdbd here, so squeue for the status;
 # short polling so short jobs finish quickly.
 TEST_OPTIONS = [
-    "--slurm-status-command", "squeue",
-    "--slurm-init-seconds-before-status-checks", "2",
-    "--latency-wait", "5",
+    "--slurm-status-command",
+    "squeue",
+    "--slurm-init-seconds-before-status-checks",
+    "2",
+    "--latency-wait",
+    "5",
 ]
 SWEEP = {
     "frameworks": ["pytorch"],
@@ -58,9 +61,12 @@ def prepare(workdir: Path, repo: Path, sweep: dict) -> None:
 def snakemake_argv(workflow_bin: Path, repo: Path, *args: str) -> list[str]:
     return [
         str(workflow_bin / "snakemake"),
-        "--snakefile", str(repo / "Snakefile"),
-        "--profile", "slurm",
-        "--configfile", "config.yaml",
+        "--snakefile",
+        str(repo / "Snakefile"),
+        "--profile",
+        "slurm",
+        "--configfile",
+        "config.yaml",
         *TEST_OPTIONS,
         *args,
     ]
@@ -91,9 +97,19 @@ def pytorch_env(workflow_bin, repo, tmp_path_factory):
     it up (a fresh build downloads PyTorch, which is not what these tests time)."""
     out = tmp_path_factory.mktemp("env") / "pytorch.json"
     proc = subprocess.run(
-        [str(workflow_bin / "dlperf"), "env", "--framework", "pytorch",
-         "--requirements", str(repo / "envs" / "pytorch.txt"), "--out", str(out)],
-        capture_output=True, text=True, timeout=1800,
+        [
+            str(workflow_bin / "dlperf"),
+            "env",
+            "--framework",
+            "pytorch",
+            "--requirements",
+            str(repo / "envs" / "pytorch.txt"),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1800,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return out
@@ -113,7 +129,10 @@ def sweeps(local_slurm, pytorch_env, workflow_bin, repo, tmp_path_factory):
         log = open(workdir / "snakemake.out", "w")
         proc = subprocess.Popen(
             snakemake_argv(workflow_bin, repo, *targets),
-            cwd=workdir, stdout=log, stderr=subprocess.STDOUT, text=True,
+            cwd=workdir,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         runs[name] = {"dir": workdir, "proc": proc, "log_fh": log}
     deadline = time.monotonic() + SNAKEMAKE_TIMEOUT
@@ -123,8 +142,10 @@ def sweeps(local_slurm, pytorch_env, workflow_bin, repo, tmp_path_factory):
         except subprocess.TimeoutExpired:
             for other in runs.values():
                 other["proc"].kill()
-            pytest.fail(f"snakemake did not finish within {SNAKEMAKE_TIMEOUT} s: "
-                        + (run["dir"] / "snakemake.out").read_text()[-4000:])
+            pytest.fail(
+                f"snakemake did not finish within {SNAKEMAKE_TIMEOUT} s: "
+                + (run["dir"] / "snakemake.out").read_text()[-4000:]
+            )
         run["log_fh"].close()
         run["rc"] = run["proc"].returncode
         run["log"] = (run["dir"] / "snakemake.out").read_text()
@@ -143,7 +164,9 @@ def test_cpu_sweep_runs_as_one_slurm_job_per_configuration(sweeps):
     assert all(len(ids) == 1 for ids in bench.values()), bench
     listed = subprocess.run(
         ["squeue", "--states=all", "-h", "-o", "%i|%T|%k"],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True,
+        text=True,
+        timeout=30,
     ).stdout
     for where, (job_id,) in bench.items():
         rows = [line.split("|") for line in listed.splitlines() if line.split("|")[0] == job_id]
@@ -174,7 +197,10 @@ def test_second_invocation_plans_nothing(sweeps, workflow_bin, repo):
     workdir = sweeps["cpu"]["dir"]
     proc = subprocess.run(
         snakemake_argv(workflow_bin, repo, "-n", record_path(1), record_path(2)),
-        cwd=workdir, capture_output=True, text=True, timeout=SNAKEMAKE_TIMEOUT,
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=SNAKEMAKE_TIMEOUT,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "Nothing to be done" in proc.stdout + proc.stderr

@@ -19,7 +19,10 @@ pytestmark = [pytest.mark.slow]
 def dry_run(workflow_bin, repo, *args):
     proc = subprocess.run(
         [str(workflow_bin / "snakemake"), "--profile", "slurm", "-n", *args],
-        cwd=repo, capture_output=True, text=True, timeout=600,
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     return proc.stdout + proc.stderr

@@ -26,11 +26,21 @@ def study(tmp_path, record_factory):
         iter_s = 0.002 + 0.0004 * batch + 0.003 * (procs - 1)
         atomic_write_json(path, record_factory(procs=procs, batch=batch, data=data, iter_s=iter_s))
         records.append(path)
-    stages.aggregate(records, results / "timings.csv", results / "timings.parquet", results / "failures.csv")
-    stages.fit(results / "timings.csv", "pytorch", CONFIG["models"], 0, results / "models" / "pytorch.json")
+    stages.aggregate(
+        records, results / "timings.csv", results / "timings.parquet", results / "failures.csv"
+    )
+    stages.fit(
+        results / "timings.csv", "pytorch", CONFIG["models"], 0, results / "models" / "pytorch.json"
+    )
     stages.validate(
-        results / "timings.csv", "pytorch", CONFIG["models"], CONFIG["validation"]["protocols"], 0,
-        results / "validation" / "pytorch.csv", results / "validation" / "pytorch.summary.csv", n_boot=50,
+        results / "timings.csv",
+        "pytorch",
+        CONFIG["models"],
+        CONFIG["validation"]["protocols"],
+        0,
+        results / "validation" / "pytorch.csv",
+        results / "validation" / "pytorch.summary.csv",
+        n_boot=50,
     )
     (results / "runs" / "pytorch" / "mlp" / ".n1_p1_b8_d64_r0.work").mkdir()  # never archived
     return results
@@ -63,7 +73,10 @@ def _rewrite(path, change):
     with tarfile.open(path, "r:gz") as tar:
         members = [(m, tar.extractfile(m).read()) for m in tar.getmembers()]
     buffer = io.BytesIO()
-    with gzip.GzipFile(fileobj=buffer, mode="wb") as zipped, tarfile.open(fileobj=zipped, mode="w") as tar:
+    with (
+        gzip.GzipFile(fileobj=buffer, mode="wb") as zipped,
+        tarfile.open(fileobj=zipped, mode="w") as tar,
+    ):
         for info, data in members:
             data = change(info.name, data)
             info.size = len(data)
@@ -74,7 +87,12 @@ def _rewrite(path, change):
 def test_tampering_is_found(study, tmp_path):
     path = tmp_path / "a.tar.gz"
     archive.create(study, CONFIG, path)
-    _rewrite(path, lambda name, data: data.replace(b"pytorch", b"pytorcH") if name.endswith("timings.csv") else data)
+    _rewrite(
+        path,
+        lambda name, data: (
+            data.replace(b"pytorch", b"pytorcH") if name.endswith("timings.csv") else data
+        ),
+    )
     result = archive.verify(path)
     assert not result.ok
     assert result.problems == ["results/timings.csv: checksum mismatch (the file was changed)"]

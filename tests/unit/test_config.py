@@ -52,7 +52,9 @@ def test_impossible_layout_is_refused():
 
 
 def test_layouts_skip_uneven_pairs():
-    loaded = cfg.validated({"batch_sizes": [8], "data_sizes": [64], "nodes": [1, 2], "procs": [1, 2, 4]})
+    loaded = cfg.validated(
+        {"batch_sizes": [8], "data_sizes": [64], "nodes": [1, 2], "procs": [1, 2, 4]}
+    )
     assert cfg.run_layouts(loaded) == [(1, 1), (1, 2), (1, 4), (2, 2), (2, 4)]
 
 
@@ -67,8 +69,15 @@ def test_missing_and_malformed_files(tmp_path):
 
 def test_more_workers_per_node_than_allowed_is_refused():
     with pytest.raises(cfg.ConfigError, match="max_procs_per_node=2"):
-        cfg.validated({"batch_sizes": [8], "data_sizes": [64], "nodes": [1], "procs": [4],
-                       "max_procs_per_node": 2})
+        cfg.validated(
+            {
+                "batch_sizes": [8],
+                "data_sizes": [64],
+                "nodes": [1],
+                "procs": [4],
+                "max_procs_per_node": 2,
+            }
+        )
 
 
 def test_missing_framework_environment_is_a_failed_run_naming_the_fix(tmp_path):
@@ -76,7 +85,9 @@ def test_missing_framework_environment_is_a_failed_run_naming_the_fix(tmp_path):
     from dlperf.bench.spec import RunConfig
 
     out = tmp_path / "run.json"
-    record = run_benchmark(RunConfig("pytorch", "mlp", "cpu", 1, 1, 8, 64, 0), tmp_path / "nope.json", out)
+    record = run_benchmark(
+        RunConfig("pytorch", "mlp", "cpu", 1, 1, 8, 64, 0), tmp_path / "nope.json", out
+    )
     assert record["status"] == "failed"
     assert "nope.json" in record["error"] and "dlperf env" in record["error"]
     assert json.loads(out.read_text())["status"] == "failed"

@@ -17,8 +17,9 @@ def write(tmp_path, text: str, name: str = "ext.csv"):
 
 
 def test_minimal_file_gets_defaults_and_the_points_shape(tmp_path):
-    path = write(tmp_path, "framework,procs,batch_size,samples_per_s\n"
-                           "pytorch,1,32,1000\npytorch,2,32,1800\n")
+    path = write(
+        tmp_path, "framework,procs,batch_size,samples_per_s\npytorch,1,32,1000\npytorch,2,32,1800\n"
+    )
     points = read_external(path)
     assert set(POINT_KEYS + ["epoch_time_s", "iters_per_epoch", "n_reps"]) <= set(points.columns)
     assert (points["nodes"] == 1).all() and (points["network"] == "external").all()
@@ -30,16 +31,22 @@ def test_minimal_file_gets_defaults_and_the_points_shape(tmp_path):
 
 
 def test_iteration_time_and_epoch_time_are_consistent(tmp_path):
-    path = write(tmp_path, "framework,network,nodes,procs,batch_size,data_size,iter_time_s\n"
-                           "mxnet,resnet,1,2,16,100,0.5\n")
+    path = write(
+        tmp_path,
+        "framework,network,nodes,procs,batch_size,data_size,iter_time_s\n"
+        "mxnet,resnet,1,2,16,100,0.5\n",
+    )
     row = read_external(path).iloc[0]
     assert row["iters_per_epoch"] == 4  # ceil(100 / 32)
     assert row["epoch_time_s"] == pytest.approx(2.0)
 
 
 def test_repetitions_are_medianed_like_our_own_table(tmp_path):
-    path = write(tmp_path, "framework,procs,batch_size,data_size,epoch_time_s,rep\n"
-                           "tf,1,8,64,1.0,0\ntf,1,8,64,3.0,1\ntf,1,8,64,2.0,2\n")
+    path = write(
+        tmp_path,
+        "framework,procs,batch_size,data_size,epoch_time_s,rep\n"
+        "tf,1,8,64,1.0,0\ntf,1,8,64,3.0,1\ntf,1,8,64,2.0,2\n",
+    )
     points = read_external(path)
     assert len(points) == 1 and points["epoch_time_s"].iloc[0] == 2.0
     assert points["n_reps"].iloc[0] == 3
@@ -50,14 +57,22 @@ def test_repetitions_are_medianed_like_our_own_table(tmp_path):
     [
         ("procs,batch_size,samples_per_s\n1,2,3\n", ["framework"]),
         ("framework,procs,batch_size\npytorch,1,2\n", ["epoch_time_s", "iter_time_s"]),
-        ("framework,procs,batch_size,samples_per_s\npytorch,1,2,3\npytorch,x,2,3\n",
-         ["'procs'", "row(s) 2"]),
-        ("framework,procs,batch_size,samples_per_s\npytorch,1,2,\n",
-         ["'samples_per_s'", "row(s) 1"]),
-        ("framework,procs,batch_size,iter_time_s\npytorch,1,2,0.1\npytorch,2,2,-1\n",
-         ["'iter_time_s'", "positive", "row(s) 2"]),
-        ("framework,procs,batch_size,iter_time_s\npytorch,1,2,0.1\npytorch,1,2,0.2\n",
-         ["row(s) 1, 2", "same configuration", "rep"]),
+        (
+            "framework,procs,batch_size,samples_per_s\npytorch,1,2,3\npytorch,x,2,3\n",
+            ["'procs'", "row(s) 2"],
+        ),
+        (
+            "framework,procs,batch_size,samples_per_s\npytorch,1,2,\n",
+            ["'samples_per_s'", "row(s) 1"],
+        ),
+        (
+            "framework,procs,batch_size,iter_time_s\npytorch,1,2,0.1\npytorch,2,2,-1\n",
+            ["'iter_time_s'", "positive", "row(s) 2"],
+        ),
+        (
+            "framework,procs,batch_size,iter_time_s\npytorch,1,2,0.1\npytorch,1,2,0.2\n",
+            ["row(s) 1, 2", "same configuration", "rep"],
+        ),
         ("framework,procs,batch_size,epoch_time_s\npytorch,1,2,3\n", ["data_size"]),
         ("framework,procs,batch_size,iter_time_s\npytorch,1.5,2,3\n", ["whole numbers"]),
         ("framework,nodes,procs,batch_size,iter_time_s\npytorch,2,3,2,3\n", ["multiple of nodes"]),
@@ -73,12 +88,22 @@ def test_errors_name_the_column_and_the_row(tmp_path, text, words):
 
 
 def test_load_points_tells_our_table_from_an_external_one(tmp_path):
-    own = pd.DataFrame({
-        "framework": ["pytorch"] * 2, "network": ["lenet"] * 2, "device": ["cpu"] * 2,
-        "nodes": [1, 1], "procs": [1, 1], "batch_size": [8, 8], "data_size": [64, 64],
-        "rep": [0, 1], "iter_time_median_s": [0.1, 0.1], "epoch_time_s": [1.0, 1.2],
-        "samples_per_s": [64.0, 53.0], "param_count": [1000, 1000],
-    })
+    own = pd.DataFrame(
+        {
+            "framework": ["pytorch"] * 2,
+            "network": ["lenet"] * 2,
+            "device": ["cpu"] * 2,
+            "nodes": [1, 1],
+            "procs": [1, 1],
+            "batch_size": [8, 8],
+            "data_size": [64, 64],
+            "rep": [0, 1],
+            "iter_time_median_s": [0.1, 0.1],
+            "epoch_time_s": [1.0, 1.2],
+            "samples_per_s": [64.0, 53.0],
+            "param_count": [1000, 1000],
+        }
+    )
     own.to_csv(tmp_path / "timings.csv", index=False)
     points = load_points(tmp_path / "timings.csv")
     assert len(points) == 1 and points["epoch_time_s"].iloc[0] == pytest.approx(1.1)

@@ -16,8 +16,16 @@ def synthetic_points(c0=0.2, c1=2e-3, c2=4e-4, a=0.9, c3=5e-3, c4=0.0, noise=0.0
         iters = np.ceil(d / (p * b))
         t_iter = c1 + c2 * b**a + c3 * (p - 1) / p + c4 * np.ceil(np.log2(p))
         rows.append(
-            {"framework": "pytorch", "network": "mlp", "device": "cpu", "nodes": 1, "procs": p,
-             "batch_size": b, "data_size": d, "epoch_time_s": c0 + iters * t_iter}
+            {
+                "framework": "pytorch",
+                "network": "mlp",
+                "device": "cpu",
+                "nodes": 1,
+                "procs": p,
+                "batch_size": b,
+                "data_size": d,
+                "epoch_time_s": c0 + iters * t_iter,
+            }
         )
     frame = pd.DataFrame(rows)
     if noise:
@@ -42,8 +50,12 @@ def test_recovers_noise_free_data():
 
 def test_l1_penalty_switches_off_an_unsupported_term():
     points = synthetic_points(c3=0.0, c4=0.0, noise=0.01)
-    model = GenericModel(terms=["fixed", "overhead", "compute", "allreduce_bw", "allreduce_lat"],
-                         popsize=12, maxiter=200, lambdas=[1e-3]).fit(points, seed=1)
+    model = GenericModel(
+        terms=["fixed", "overhead", "compute", "allreduce_bw", "allreduce_lat"],
+        popsize=12,
+        maxiter=200,
+        lambdas=[1e-3],
+    ).fit(points, seed=1)
     seconds = model.term_seconds(points)
     share = seconds.sum() / seconds.sum().sum()
     assert share["allreduce_bw"] + share["allreduce_lat"] < 0.02
@@ -64,7 +76,9 @@ def test_same_seed_same_constants_and_round_trip():
     second = GenericModel(**FAST).fit(points, seed=3).to_dict()
     assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
     again = GenericModel.from_dict(first)
-    np.testing.assert_allclose(again.predict(points), GenericModel.from_dict(second).predict(points))
+    np.testing.assert_allclose(
+        again.predict(points), GenericModel.from_dict(second).predict(points)
+    )
 
 
 def test_too_few_points_is_reported_not_raised_by_the_artifact():

@@ -13,28 +13,56 @@ from dlperf.models import DEFAULT_MODELS, MODELS, InsufficientData, make_model, 
 from dlperf.models.artifact import fit_framework, fit_one
 from dlperf.models.generic import GenericModel
 
-TRUE = {"fixed": 0.5, "overhead": 0.002, "compute": 2e-4, "allreduce_bw": 0.01,
-        "allreduce_lat": 0.003, "internode": 0.02}
+TRUE = {
+    "fixed": 0.5,
+    "overhead": 0.002,
+    "compute": 2e-4,
+    "allreduce_bw": 0.01,
+    "allreduce_lat": 0.003,
+    "internode": 0.02,
+}
 EXPONENT = 0.9
 
 
 def true_epoch(p, n, b, d, noise=None):
     iters = np.ceil(d / (p * b))
-    t_iter = (TRUE["overhead"] + TRUE["compute"] * b**EXPONENT
-              + TRUE["allreduce_bw"] * (p - 1) / p + TRUE["allreduce_lat"] * np.ceil(np.log2(p))
-              + TRUE["internode"] * (n > 1) * (p - 1) / p)
+    t_iter = (
+        TRUE["overhead"]
+        + TRUE["compute"] * b**EXPONENT
+        + TRUE["allreduce_bw"] * (p - 1) / p
+        + TRUE["allreduce_lat"] * np.ceil(np.log2(p))
+        + TRUE["internode"] * (n > 1) * (p - 1) / p
+    )
     return TRUE["fixed"] + iters * t_iter
 
 
-def points(seed=0, noise=0.01, procs=(1, 2, 4, 8, 16), batches=(8, 16, 32, 64),
-           datas=(2048, 8192), network="lenet", framework="pytorch", **extra):
+def points(
+    seed=0,
+    noise=0.01,
+    procs=(1, 2, 4, 8, 16),
+    batches=(8, 16, 32, 64),
+    datas=(2048, 8192),
+    network="lenet",
+    framework="pytorch",
+    **extra,
+):
     rng = np.random.default_rng(seed)
     rows = []
     for p, b, d in itertools.product(procs, batches, datas):
         n = 1 if p <= 8 else 2
-        rows.append({"framework": framework, "network": network, "device": "cpu", "nodes": n,
-                     "procs": p, "batch_size": b, "data_size": d,
-                     "epoch_time_s": true_epoch(p, n, b, d) * rng.lognormal(0, noise), **extra})
+        rows.append(
+            {
+                "framework": framework,
+                "network": network,
+                "device": "cpu",
+                "nodes": n,
+                "procs": p,
+                "batch_size": b,
+                "data_size": d,
+                "epoch_time_s": true_epoch(p, n, b, d) * rng.lognormal(0, noise),
+                **extra,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -136,8 +164,12 @@ def test_generic_across_networks_scales_with_flops_and_parameters():
 
 def test_artifact_fits_across_network_models_once_per_framework():
     small = {"procs": (1, 2, 4), "batches": (8, 32), "datas": (4096,)}
-    frame = pd.concat([points(network="a", flops_per_sample=1e6, param_count=1e5, **small),
-                       points(network="b", flops_per_sample=4e6, param_count=3e5, **small)])
+    frame = pd.concat(
+        [
+            points(network="a", flops_per_sample=1e6, param_count=1e5, **small),
+            points(network="b", flops_per_sample=4e6, param_count=3e5, **small),
+        ]
+    )
     cheap = {"bootstrap": 3, "lambdas": [0.0]}
     artifact = fit_framework(frame, "pytorch", {"generic": cheap, "generic_xnet": cheap}, seed=0)
     assert set(artifact["networks"]) == {"a", "b"}
@@ -163,8 +195,7 @@ def test_every_default_model_fits_the_design_model_reasonably(name):
 
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_too_few_points_is_insufficient_data_not_a_crash(name):
-    frame = points(procs=(1,), batches=(8,), datas=(2048,), flops_per_sample=1e6,
-                   param_count=1e5)
+    frame = points(procs=(1,), batches=(8,), datas=(2048,), flops_per_sample=1e6, param_count=1e5)
     entry = fit_one(name, {}, frame, seed=0)
     assert entry["status"] in ("insufficient_data", "unavailable")
     assert entry["reason"]

@@ -33,12 +33,33 @@ def workdir(tmp_path_factory):
     for framework in ("pytorch", "mxnet"):
         for p, b in itertools.product((1, 2, 4, 8), (16, 32, 64)):
             t_iter = 0.003 + 2e-4 * b**0.9 + 0.01 * (p - 1) / p + 0.002 * np.ceil(np.log2(p))
-            rows.append({"framework": framework, "network": "resnet18", "procs": p,
-                         "batch_size": b, "iter_time_s": t_iter * rng.lognormal(0, 0.01)})
+            rows.append(
+                {
+                    "framework": framework,
+                    "network": "resnet18",
+                    "procs": p,
+                    "batch_size": b,
+                    "iter_time_s": t_iter * rng.lognormal(0, 0.01),
+                }
+            )
     pd.DataFrame(rows).to_csv(path / "ext.csv", index=False)
     (path / "config.yaml").write_text(MODELS_CONFIG)
-    assert main(["fit", "--timings", str(path / "ext.csv"), "--framework", "pytorch",
-                 "--config", str(path / "config.yaml"), "--out", str(path / "pytorch.json")]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                "--timings",
+                str(path / "ext.csv"),
+                "--framework",
+                "pytorch",
+                "--config",
+                str(path / "config.yaml"),
+                "--out",
+                str(path / "pytorch.json"),
+            ]
+        )
+        == 0
+    )
     return path
 
 
@@ -52,26 +73,72 @@ def test_fit_writes_all_six_models(workdir):
 
 def test_fit_is_byte_identical_when_repeated(workdir):
     again = workdir / "again.json"
-    assert main(["fit", "--timings", str(workdir / "ext.csv"), "--framework", "pytorch",
-                 "--config", str(workdir / "config.yaml"), "--out", str(again)]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                "--timings",
+                str(workdir / "ext.csv"),
+                "--framework",
+                "pytorch",
+                "--config",
+                str(workdir / "config.yaml"),
+                "--out",
+                str(again),
+            ]
+        )
+        == 0
+    )
     assert again.read_bytes() == (workdir / "pytorch.json").read_bytes()
 
 
 def test_validate_puts_the_generic_model_beside_every_baseline(workdir):
     out = workdir / "validation"
-    assert main(["validate", "--timings", str(workdir / "ext.csv"), "--framework", "pytorch",
-                 "--config", str(workdir / "config.yaml"), "--protocol", "extrapolation_procs",
-                 "--train-max-procs", "4", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "validate",
+                "--timings",
+                str(workdir / "ext.csv"),
+                "--framework",
+                "pytorch",
+                "--config",
+                str(workdir / "config.yaml"),
+                "--protocol",
+                "extrapolation_procs",
+                "--train-max-procs",
+                "4",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     summary = pd.read_csv(out / "summary.csv")
-    assert set(summary["model"]) == {"generic", "usl", "ernest", "extrap", "linreg_sfs",
-                                     "castello"}
+    assert set(summary["model"]) == {"generic", "usl", "ernest", "extrap", "linreg_sfs", "castello"}
     generic = summary.set_index("model").loc["generic"]
     assert generic["status"] == "ok" and generic["mape"] < 10
 
 
 def test_predict_gives_time_throughput_and_an_interval(workdir, capsys):
-    assert main(["predict", "--model", str(workdir / "pytorch.json"), "--procs", "2", "8",
-                 "--batch-size", "32", "--data-size", "10000", "--json"]) == 0
+    assert (
+        main(
+            [
+                "predict",
+                "--model",
+                str(workdir / "pytorch.json"),
+                "--procs",
+                "2",
+                "8",
+                "--batch-size",
+                "32",
+                "--data-size",
+                "10000",
+                "--json",
+            ]
+        )
+        == 0
+    )
     rows = json.loads(capsys.readouterr().out)["predictions"]
     assert len(rows) == 2
     for row in rows:
@@ -82,21 +149,65 @@ def test_predict_gives_time_throughput_and_an_interval(workdir, capsys):
 def test_predict_reads_only_the_artifact(workdir, tmp_path, capsys):
     moved = tmp_path / "only.json"
     moved.write_bytes((workdir / "pytorch.json").read_bytes())
-    assert main(["predict", "--model", str(moved), "--model-name", "castello", "--procs", "4",
-                 "--batch-size", "16", "--data-size", "512"]) == 0
+    assert (
+        main(
+            [
+                "predict",
+                "--model",
+                str(moved),
+                "--model-name",
+                "castello",
+                "--procs",
+                "4",
+                "--batch-size",
+                "16",
+                "--data-size",
+                "512",
+            ]
+        )
+        == 0
+    )
     assert "castello" in capsys.readouterr().out
 
 
 def test_predict_explains_a_missing_model(workdir, capsys):
-    assert main(["predict", "--model", str(workdir / "pytorch.json"), "--model-name", "nope",
-                 "--procs", "2", "--batch-size", "32", "--data-size", "100"]) == 2
+    assert (
+        main(
+            [
+                "predict",
+                "--model",
+                str(workdir / "pytorch.json"),
+                "--model-name",
+                "nope",
+                "--procs",
+                "2",
+                "--batch-size",
+                "32",
+                "--data-size",
+                "100",
+            ]
+        )
+        == 2
+    )
     assert "has no model 'nope'" in capsys.readouterr().err
 
 
 def test_plan_picks_the_fewest_workers_that_meet_the_deadline(workdir, capsys):
-    args = ["plan", "--model", str(workdir / "pytorch.json"), "--batch-size", "32",
-            "--data-size", "100000", "--epochs", "3", "--gpus-per-node", "4",
-            "--max-procs", "8"]
+    args = [
+        "plan",
+        "--model",
+        str(workdir / "pytorch.json"),
+        "--batch-size",
+        "32",
+        "--data-size",
+        "100000",
+        "--epochs",
+        "3",
+        "--gpus-per-node",
+        "4",
+        "--max-procs",
+        "8",
+    ]
     assert main([*args, "--deadline", "1d"]) == 0
     assert "choice (workers): 1 workers" in capsys.readouterr().out
     # Tight deadline: more workers needed; impossible deadline: exit 1 with the fastest option.
@@ -113,14 +224,14 @@ def test_plan_by_cost_and_safety_margin(workdir, capsys):
     artifact = read_json(workdir / "pytorch.json")
     table, fastest = plan(artifact, "resnet18", "generic", 32, 100000, 3, 1e9, 4, 8, "workers")
     deadline = float(table["total_time_s"].iloc[2]) * 1.001  # what 3 workers just make
-    table, choice = plan(artifact, "resnet18", "generic", 32, 100000, 3, deadline, 4, 8,
-                         "workers")
+    table, choice = plan(artifact, "resnet18", "generic", 32, 100000, 3, deadline, 4, 8, "workers")
     assert choice["procs"] == table[table["meets_deadline"]]["procs"].min()
     _, by_cost = plan(artifact, "resnet18", "generic", 32, 100000, 3, deadline, 4, 8, "cost")
     feasible = table[table["meets_deadline"]]
     assert by_cost["gpu_hours"] == pytest.approx(feasible["gpu_hours"].min())
-    safe_table, _ = plan(artifact, "resnet18", "generic", 32, 100000, 3, deadline, 4, 8,
-                         "workers", safe=True)
+    safe_table, _ = plan(
+        artifact, "resnet18", "generic", 32, 100000, 3, deadline, 4, 8, "workers", safe=True
+    )
     assert (safe_table["total_time_s"] >= table["total_time_s"]).all()
 
 

@@ -26,8 +26,15 @@ def lambda_as_external_csv(path: Path) -> Path:
     """One 'network' per (network, GPU type, host, precision): one scaling series each."""
     raw = pd.read_csv(LAMBDA, comment="#")
     raw = raw[raw["throughput"] > 0].copy()
-    raw["series"] = (raw["model"] + "|" + raw["gpu_type"] + "|"
-                     + raw["host_label"].fillna("") + "|" + raw["precision"])
+    raw["series"] = (
+        raw["model"]
+        + "|"
+        + raw["gpu_type"]
+        + "|"
+        + raw["host_label"].fillna("")
+        + "|"
+        + raw["precision"]
+    )
     # Network names become file names: keep letters, digits, '.', '_' and '-'.
     raw["series"] = raw["series"].str.replace(r"[^A-Za-z0-9._-]", "_", regex=True)
     raw = raw.drop_duplicates(["series", "num_gpus"])
@@ -39,13 +46,15 @@ def lambda_as_external_csv(path: Path) -> Path:
     efficiency = raw["throughput"] / (raw["num_gpus"] * raw["series"].map(single))
     plausible = efficiency.groupby(raw["series"]).transform(lambda e: e.between(0.5, 1.1).all())
     raw = raw[plausible]
-    pd.DataFrame({
-        "framework": "pytorch",
-        "network": raw["series"],
-        "procs": raw["num_gpus"],
-        "batch_size": raw["batch_size_per_gpu_derived"],
-        "samples_per_s": raw["throughput"],
-    }).to_csv(path, index=False)
+    pd.DataFrame(
+        {
+            "framework": "pytorch",
+            "network": raw["series"],
+            "procs": raw["num_gpus"],
+            "batch_size": raw["batch_size_per_gpu_derived"],
+            "samples_per_s": raw["throughput"],
+        }
+    ).to_csv(path, index=False)
     return path
 
 
@@ -57,8 +66,12 @@ def test_generic_model_extrapolates_procs_best_on_published_data(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         predictions, summary = cross_validate(
-            points, "pytorch", {name: {} for name in DEFAULT_MODELS},
-            {"extrapolation_procs": {"train_max_procs": 4}}, seed=0, n_boot=0,
+            points,
+            "pytorch",
+            {name: {} for name in DEFAULT_MODELS},
+            {"extrapolation_procs": {"train_max_procs": 4}},
+            seed=0,
+            n_boot=0,
         )
     assert (predictions["procs"] == 8).all()
     # Pooled over every series' 8-GPU prediction.

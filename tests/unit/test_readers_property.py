@@ -12,11 +12,19 @@ from hypothesis import strategies as st
 from dlperf import config as cfg
 from dlperf import external, tables
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-5, 10**6) | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=6),
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 10**6)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=6)
+    ),
     max_leaves=20,
 )
 
@@ -48,8 +56,20 @@ def test_arbitrary_json_is_a_record_error_or_a_row(tmp_path_factory, value):
 @given(
     key=st.tuples(
         st.sampled_from(["top", "config"]),
-        st.sampled_from(["status", "iter_times_s", "epoch_time_s", "warmup_iters", "procs",
-                         "batch_size", "config", "environment", "iters_per_epoch", "samples_per_s"]),
+        st.sampled_from(
+            [
+                "status",
+                "iter_times_s",
+                "epoch_time_s",
+                "warmup_iters",
+                "procs",
+                "batch_size",
+                "config",
+                "environment",
+                "iters_per_epoch",
+                "samples_per_s",
+            ]
+        ),
         st.booleans(),
     ),
     value=json_values,
@@ -66,7 +86,11 @@ def test_damaged_records_are_refused_by_name(tmp_path_factory, record_factory, k
 
 
 @SETTINGS
-@given(text=st.text(alphabet=st.sampled_from(list("0123456789.,-eE\n xabfrmwokptch_nsizd")), max_size=300))
+@given(
+    text=st.text(
+        alphabet=st.sampled_from(list("0123456789.,-eE\n xabfrmwokptch_nsizd")), max_size=300
+    )
+)
 def test_arbitrary_csv_is_an_external_error_or_points(tmp_path_factory, text):
     path = tmp_path_factory.mktemp("c") / "t.csv"
     path.write_text("framework,procs,batch_size,epoch_time_s,data_size\n" + text)
@@ -76,20 +100,29 @@ def test_arbitrary_csv_is_an_external_error_or_points(tmp_path_factory, text):
         assert str(path) in str(exc)
     else:
         assert (points["epoch_time_s"] > 0).all()
-        assert not points.duplicated(["framework", "network", "nodes", "procs", "batch_size", "data_size"]).any()
+        assert not points.duplicated(
+            ["framework", "network", "nodes", "procs", "batch_size", "data_size"]
+        ).any()
 
 
 @SETTINGS
 @given(
     rows=st.lists(
-        st.tuples(st.sampled_from(["pytorch", "mxnet", "", "bad name"]), st.integers(-2, 8),
-                  st.integers(-1, 64), st.floats(-1, 10) | st.just(float("nan"))),
-        min_size=1, max_size=8,
+        st.tuples(
+            st.sampled_from(["pytorch", "mxnet", "", "bad name"]),
+            st.integers(-2, 8),
+            st.integers(-1, 64),
+            st.floats(-1, 10) | st.just(float("nan")),
+        ),
+        min_size=1,
+        max_size=8,
     )
 )
 def test_external_rows_are_checked_one_by_one(tmp_path_factory, rows):
     path = tmp_path_factory.mktemp("c") / "t.csv"
-    pd.DataFrame(rows, columns=["framework", "procs", "batch_size", "iter_time_s"]).to_csv(path, index=False)
+    pd.DataFrame(rows, columns=["framework", "procs", "batch_size", "iter_time_s"]).to_csv(
+        path, index=False
+    )
     try:
         points = external.read_external(path)
     except external.ExternalTimingsError as exc:

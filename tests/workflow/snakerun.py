@@ -9,18 +9,31 @@ from pathlib import Path
 TINY = Path(__file__).with_name("tiny.yaml")
 
 
-def snakemake(workflow_bin: Path, repo: Path, workdir: Path, *args: str, configfile: Path = TINY,
-              timeout: float = 1500, env: dict | None = None) -> subprocess.CompletedProcess:
+def snakemake(
+    workflow_bin: Path,
+    repo: Path,
+    workdir: Path,
+    *args: str,
+    configfile: Path = TINY,
+    timeout: float = 1500,
+    env: dict | None = None,
+) -> subprocess.CompletedProcess:
     """Snakemake on the project's Snakefile in ``workdir`` (the default profile applies)."""
     argv = [
         str(workflow_bin / "snakemake"),
-        "--snakefile", str(repo / "Snakefile"),
-        "--directory", str(workdir),
-        "--configfile", str(configfile),
-        "--cores", "2",
+        "--snakefile",
+        str(repo / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(configfile),
+        "--cores",
+        "2",
         *args,
     ]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=workdir, env=env)
+    return subprocess.run(
+        argv, capture_output=True, text=True, timeout=timeout, cwd=workdir, env=env
+    )
 
 
 def planned_jobs(proc: subprocess.CompletedProcess) -> dict[str, int]:

@@ -1,4 +1,5 @@
-"""Bring-your-own timings through the real workflow: no benchmark, the same fit, validation and report."""
+"""Bring-your-own timings through the real workflow: no benchmark; the same fit, validation
+and report."""
 
 from __future__ import annotations
 
@@ -40,8 +41,17 @@ def test_external_timings_alone(workflow_bin, repo, tmp_path):
     proc = snakemake(workflow_bin, repo, tmp_path, "archive", configfile=path, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     verify = subprocess.run(
-        [sys.executable, "-m", "dlperf", "verify-archive", str(tmp_path / "results" / "dlperf-archive.tar.gz"),
-         "--rerun"], capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "dlperf",
+            "verify-archive",
+            str(tmp_path / "results" / "dlperf-archive.tar.gz"),
+            "--rerun",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert verify.returncode == 0, verify.stdout + verify.stderr
     assert "reproduced: results/models/pytorch.json" in verify.stdout

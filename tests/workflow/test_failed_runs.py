@@ -16,9 +16,14 @@ IMPOSSIBLE_BATCH = 10**9  # a billion 3x32x32 images per step: no machine holds 
 
 def test_impossible_batch_is_a_failure_not_a_crash(workflow_bin, repo, tmp_path):
     config = {
-        "frameworks": ["pytorch"], "networks": ["mlp"], "procs": [1, 2],
-        "batch_sizes": [8, 16, 32, IMPOSSIBLE_BATCH], "data_sizes": [64], "repeats": 1,
-        "warmup_iters": 1, "timeout_s": 300,
+        "frameworks": ["pytorch"],
+        "networks": ["mlp"],
+        "procs": [1, 2],
+        "batch_sizes": [8, 16, 32, IMPOSSIBLE_BATCH],
+        "data_sizes": [64],
+        "repeats": 1,
+        "warmup_iters": 1,
+        "timeout_s": 300,
         "models": {"generic": {"popsize": 8, "maxiter": 60}, "ernest": {}},
         "validation": {"protocols": {"kfold": {"k": 3}}, "bootstrap": 50},
     }
@@ -34,7 +39,9 @@ def test_impossible_batch_is_a_failure_not_a_crash(workflow_bin, repo, tmp_path)
     assert failures["error"].str.len().min() > 10
     timings = pd.read_csv(results / "timings.csv")
     assert len(timings) == 6 and IMPOSSIBLE_BATCH not in set(timings["batch_size"])
-    record = json.loads(next((results / "runs").rglob(f"n1_p1_b{IMPOSSIBLE_BATCH}_*.json")).read_text())
+    record = json.loads(
+        next((results / "runs").rglob(f"n1_p1_b{IMPOSSIBLE_BATCH}_*.json")).read_text()
+    )
     assert record["status"] in {"oom", "failed"} and record["error"]
     page = (results / "report" / "index.html").read_text()
     assert str(IMPOSSIBLE_BATCH) in page  # the failures table names the configuration

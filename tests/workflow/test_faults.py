@@ -27,7 +27,7 @@ def run_records(workdir):
 
 
 def incomplete_outputs(workdir):
-    """Outputs Snakemake marks incomplete: their names, base64 in chunks, under .snakemake/incomplete."""
+    """Outputs Snakemake marks incomplete (base64 names, in chunks, under .snakemake/incomplete)."""
     root = workdir / ".snakemake" / "incomplete"
     paths = set()
     for marker in root.rglob("*") if root.exists() else []:
@@ -39,13 +39,24 @@ def incomplete_outputs(workdir):
 
 def test_killed_run_keeps_finished_records_and_resumes(workflow_bin, repo, tmp_path):
     argv = [
-        str(workflow_bin / "snakemake"), "--snakefile", str(repo / "Snakefile"),
-        "--directory", str(tmp_path), "--configfile", str(TINY), "--cores", "2",
+        str(workflow_bin / "snakemake"),
+        "--snakefile",
+        str(repo / "Snakefile"),
+        "--directory",
+        str(tmp_path),
+        "--configfile",
+        str(TINY),
+        "--cores",
+        "2",
     ]
     with open(tmp_path / "first.log", "w") as log:
-        first = subprocess.Popen(argv, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        first = subprocess.Popen(
+            argv, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         deadline = time.monotonic() + 900
-        while len(run_records(tmp_path)) < 3 and first.poll() is None and time.monotonic() < deadline:
+        while (
+            len(run_records(tmp_path)) < 3 and first.poll() is None and time.monotonic() < deadline
+        ):
             time.sleep(0.5)
         assert first.poll() is None, "the workflow ended before it could be killed"
         os.killpg(first.pid, signal.SIGKILL)  # the worst case: no chance to clean up
@@ -53,7 +64,12 @@ def test_killed_run_keeps_finished_records_and_resumes(workflow_bin, repo, tmp_p
     before = run_records(tmp_path)
     assert len(before) >= 3
     for data in before.values():
-        assert json.loads(data)["status"] in {"ok", "failed", "timeout", "oom"}  # whole, never truncated
+        assert json.loads(data)["status"] in {
+            "ok",
+            "failed",
+            "timeout",
+            "oom",
+        }  # whole, never truncated
     # A job whose record was written but which Snakemake had not yet seen finish is still marked
     # incomplete, and is measured again: only the jobs Snakemake had finished must stay as they are.
     in_flight = incomplete_outputs(tmp_path)
@@ -74,9 +90,24 @@ def test_killed_run_keeps_finished_records_and_resumes(workflow_bin, repo, tmp_p
 def test_hung_benchmark_is_ended_and_recorded(finished_run, tmp_path):
     out = tmp_path / "hung.json"
     argv = [
-        sys.executable, "-m", "dlperf", "bench", "--env", str(finished_run / "results/envs/pytorch.json"),
-        "--framework", "pytorch", "--network", "mlp", "--batch-size", "8", "--data-size", str(10**8),
-        "--timeout", "8", "--out", str(out),
+        sys.executable,
+        "-m",
+        "dlperf",
+        "bench",
+        "--env",
+        str(finished_run / "results/envs/pytorch.json"),
+        "--framework",
+        "pytorch",
+        "--network",
+        "mlp",
+        "--batch-size",
+        "8",
+        "--data-size",
+        str(10**8),
+        "--timeout",
+        "8",
+        "--out",
+        str(out),
     ]
     started = time.monotonic()
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)

@@ -23,34 +23,48 @@ def tiny_with(tmp_path, **changes):
 
 def test_model_setting_change_reruns_no_benchmark(finished_run, workflow_bin, repo, tmp_path):
     config = yaml.safe_load(TINY.read_text())
-    path, _ = tiny_with(tmp_path, models={"generic": {**config["models"]["generic"], "maxiter": 150}})
-    plan = planned_jobs(snakemake(workflow_bin, repo, finished_run, "-n", configfile=path, timeout=300))
+    path, _ = tiny_with(
+        tmp_path, models={"generic": {**config["models"]["generic"], "maxiter": 150}}
+    )
+    plan = planned_jobs(
+        snakemake(workflow_bin, repo, finished_run, "-n", configfile=path, timeout=300)
+    )
     assert set(plan) == ANALYSIS
 
 
-def test_validation_setting_change_reruns_validate_and_report_only(finished_run, workflow_bin, repo, tmp_path):
+def test_validation_setting_change_reruns_validate_and_report_only(
+    finished_run, workflow_bin, repo, tmp_path
+):
     config = yaml.safe_load(TINY.read_text())
     path, _ = tiny_with(tmp_path, validation={**config["validation"], "bootstrap": 100})
-    plan = planned_jobs(snakemake(workflow_bin, repo, finished_run, "-n", configfile=path, timeout=300))
+    plan = planned_jobs(
+        snakemake(workflow_bin, repo, finished_run, "-n", configfile=path, timeout=300)
+    )
     assert set(plan) == {"validate", "validation_summary", "report", "all"}
 
 
 def test_new_batch_size_runs_only_its_benchmarks(finished_run, workflow_bin, repo, tmp_path):
     config = yaml.safe_load(TINY.read_text())
     path, changed = tiny_with(tmp_path, batch_sizes=[*config["batch_sizes"], 4])
-    plan = planned_jobs(snakemake(workflow_bin, repo, finished_run, "-n", configfile=path, timeout=300))
+    plan = planned_jobs(
+        snakemake(workflow_bin, repo, finished_run, "-n", configfile=path, timeout=300)
+    )
     new_runs = len(changed["procs"]) * len(changed["data_sizes"]) * changed["repeats"]
     assert plan.pop("bench") == new_runs
     assert set(plan) == {"aggregate"} | ANALYSIS
 
 
-def test_changed_requirements_rebuild_env_and_rerun_its_benchmarks(finished_run, workflow_bin, repo, tmp_path):
+def test_changed_requirements_rebuild_env_and_rerun_its_benchmarks(
+    finished_run, workflow_bin, repo, tmp_path
+):
     envs = tmp_path / "envs"
     shutil.copytree(repo / "envs", envs)
     with open(envs / "pytorch.txt", "a") as fh:
         fh.write("# a changed pin list\n")
     path, changed = tiny_with(tmp_path, envs_dir=str(envs))
-    plan = planned_jobs(snakemake(workflow_bin, repo, finished_run, "-n", configfile=path, timeout=300))
+    plan = planned_jobs(
+        snakemake(workflow_bin, repo, finished_run, "-n", configfile=path, timeout=300)
+    )
     all_runs = len(changed["procs"]) * len(changed["batch_sizes"]) * len(changed["data_sizes"])
     assert plan.pop("framework_env") == 1
     assert plan.pop("bench") == all_runs * changed["repeats"]

@@ -25,7 +25,9 @@ def test_every_output_is_there_and_sound(finished_run, repo):
     assert pd.read_parquet(results / "timings.parquet").shape == timings.shape
     assert pd.read_csv(results / "failures.csv").empty
 
-    record = json.loads(next((results / "runs" / "pytorch" / "mlp").glob("n1_p2_*.json")).read_text())
+    record = json.loads(
+        next((results / "runs" / "pytorch" / "mlp").glob("n1_p2_*.json")).read_text()
+    )
     assert record["status"] == "ok" and record["ranks"] == 2
     assert record["warmup_iters"] == 2 and len(record["warmup_times_s"]) == 2
     assert record["environment"]["framework_version"].startswith("2.13.0")
@@ -54,11 +56,17 @@ def test_second_run_does_nothing(finished_run, workflow_bin, repo):
 
 
 def test_lint_and_format_are_clean(workflow_bin, repo):
-    lint = subprocess.run(
-        [str(workflow_bin / "snakemake"), "--lint"], cwd=repo, capture_output=True, text=True, timeout=300
+    def run(*argv):
+        return subprocess.run(argv, cwd=repo, capture_output=True, text=True, timeout=300)
+
+    lint = run(str(workflow_bin / "snakemake"), "--lint")
+    assert lint.returncode == 0 and "Lints for" not in lint.stdout + lint.stderr, (
+        lint.stdout + lint.stderr
     )
-    assert lint.returncode == 0 and "Lints for" not in lint.stdout + lint.stderr, lint.stdout + lint.stderr
-    fmt = subprocess.run(
-        [str(workflow_bin / "snakefmt"), "--check", "."], cwd=repo, capture_output=True, text=True, timeout=300
-    )
-    assert fmt.returncode == 0, fmt.stdout + fmt.stderr
+    for check in (
+        [str(workflow_bin / "snakefmt"), "--check", "."],
+        [str(workflow_bin / "ruff"), "check", "src", "tests", "benchmarks"],
+        [str(workflow_bin / "ruff"), "format", "--check", "src", "tests", "benchmarks"],
+    ):
+        proc = run(*check)
+        assert proc.returncode == 0, proc.stdout + proc.stderr

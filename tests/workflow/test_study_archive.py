@@ -18,11 +18,16 @@ def test_archive_verifies_and_reproduces(finished_run, workflow_bin, repo):
     archive = finished_run / "results" / "dlperf-archive.tar.gz"
     verify = subprocess.run(
         [sys.executable, "-m", "dlperf", "verify-archive", str(archive), "--rerun"],
-        capture_output=True, text=True, timeout=900,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert verify.returncode == 0, verify.stdout + verify.stderr
-    for name in ("results/models/pytorch.json", "results/validation/pytorch.summary.csv",
-                 "results/report/index.html"):
+    for name in (
+        "results/models/pytorch.json",
+        "results/validation/pytorch.summary.csv",
+        "results/report/index.html",
+    ):
         assert f"reproduced: {name}" in verify.stdout
     # Archiving is a leaf: the study itself is untouched and still complete.
     assert planned_jobs(snakemake(workflow_bin, repo, finished_run, "-n", timeout=300)) == {}

@@ -42,15 +42,19 @@ class CastelloModel(PerformanceModel):
         flops = _column(frame, "flops_per_sample") if self.uses_flops else None
         params = _column(frame, "param_count") if self.uses_params else None
         if (self.uses_flops and flops is None) or (self.uses_params and params is None):
-            raise InsufficientData("castello was fitted with flops_per_sample/param_count; "
-                                   "the rows to predict need those columns too")
+            raise InsufficientData(
+                "castello was fitted with flops_per_sample/param_count; "
+                "the rows to predict need those columns too"
+            )
         flops = np.ones_like(p) if flops is None else flops
         params = np.ones_like(p) if params is None else params
-        return np.column_stack([
-            b * flops,
-            2.0 * (p - 1.0) / p * BYTES_PER_PARAM * params,
-            2.0 * (p - 1.0),
-        ])
+        return np.column_stack(
+            [
+                b * flops,
+                2.0 * (p - 1.0) / p * BYTES_PER_PARAM * params,
+                2.0 * (p - 1.0),
+            ]
+        )
 
     def fit(self, frame: pd.DataFrame, seed: int = 0) -> CastelloModel:
         self.check_enough(frame)

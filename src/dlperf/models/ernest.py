@@ -45,8 +45,11 @@ class ErnestModel(PerformanceModel):
         return _design(frame) @ self.theta
 
     def to_dict(self) -> dict:
-        return {"model": self.name, "formula": self.description,
-                "constants": dict(zip(FEATURES, map(float, self.theta), strict=True))}
+        return {
+            "model": self.name,
+            "formula": self.description,
+            "constants": dict(zip(FEATURES, map(float, self.theta), strict=True)),
+        }
 
     @classmethod
     def from_dict(cls, data: dict) -> ErnestModel:

@@ -47,12 +47,18 @@ def _extrap():
             from extrap.fileio.io_helper import create_call_tree
             from extrap.modelers.model_generator import ModelGenerator
     except ImportError as exc:
-        raise ModelUnavailable(f"Extra-P (package `extrap`) cannot be imported: {exc}; "
-                               f"{INSTALL_HINT}") from None
+        raise ModelUnavailable(
+            f"Extra-P (package `extrap`) cannot be imported: {exc}; {INSTALL_HINT}"
+        ) from None
     return {
-        "Callpath": Callpath, "Coordinate": Coordinate, "Experiment": Experiment,
-        "FunctionSchema": FunctionSchema, "Measurement": Measurement, "Metric": Metric,
-        "Parameter": Parameter, "create_call_tree": create_call_tree,
+        "Callpath": Callpath,
+        "Coordinate": Coordinate,
+        "Experiment": Experiment,
+        "FunctionSchema": FunctionSchema,
+        "Measurement": Measurement,
+        "Metric": Metric,
+        "Parameter": Parameter,
+        "create_call_tree": create_call_tree,
         "ModelGenerator": ModelGenerator,
     }
 

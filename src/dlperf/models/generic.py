@@ -65,36 +65,91 @@ class Term:
 TERMS: dict[str, Term] = {
     term.name: term
     for term in (
-        Term("fixed", "c0", "c0", False, "fixed time per epoch (start-up, evaluation)",
-             lambda x: np.ones_like(x.p)),
-        Term("overhead", "c1", "c1", True, "framework overhead per iteration",
-             lambda x: np.ones_like(x.p)),
-        Term("compute", "c2", "c2*b^a", True, "computation of one worker's batch",
-             lambda x: x.b, uses_exponent=True, intrinsic="flops_per_sample"),
-        Term("allreduce_bw", "c3", "c3*(p-1)/p", True,
-             "bandwidth part of a ring all-reduce of the gradient",
-             lambda x: (x.p - 1.0) / x.p, intrinsic="param_count"),
-        Term("allreduce_lat", "c4", "c4*ceil(log2 p)", True,
-             "latency part of the all-reduce / synchronisation",
-             lambda x: np.ceil(np.log2(x.p))),
-        Term("internode", "c5", "c5*[n>1]*(p-1)/p", True,
-             "penalty of the slower network between nodes",
-             lambda x: (x.n > 1) * (x.p - 1.0) / x.p, intrinsic="param_count"),
+        Term(
+            "fixed",
+            "c0",
+            "c0",
+            False,
+            "fixed time per epoch (start-up, evaluation)",
+            lambda x: np.ones_like(x.p),
+        ),
+        Term(
+            "overhead",
+            "c1",
+            "c1",
+            True,
+            "framework overhead per iteration",
+            lambda x: np.ones_like(x.p),
+        ),
+        Term(
+            "compute",
+            "c2",
+            "c2*b^a",
+            True,
+            "computation of one worker's batch",
+            lambda x: x.b,
+            uses_exponent=True,
+            intrinsic="flops_per_sample",
+        ),
+        Term(
+            "allreduce_bw",
+            "c3",
+            "c3*(p-1)/p",
+            True,
+            "bandwidth part of a ring all-reduce of the gradient",
+            lambda x: (x.p - 1.0) / x.p,
+            intrinsic="param_count",
+        ),
+        Term(
+            "allreduce_lat",
+            "c4",
+            "c4*ceil(log2 p)",
+            True,
+            "latency part of the all-reduce / synchronisation",
+            lambda x: np.ceil(np.log2(x.p)),
+        ),
+        Term(
+            "internode",
+            "c5",
+            "c5*[n>1]*(p-1)/p",
+            True,
+            "penalty of the slower network between nodes",
+            lambda x: (x.n > 1) * (x.p - 1.0) / x.p,
+            intrinsic="param_count",
+        ),
         # Optional terms, not in the default list: add them in config to test a hypothesis.
-        Term("sync_linear", "c6", "c6*(p-1)", True,
-             "synchronisation that grows linearly with workers (parameter server, all-gather)",
-             lambda x: x.p - 1.0),
-        Term("per_sample", "c7", "c7*b", True,
-             "per-sample host work (data loading, copies) apart from the compute curve",
-             lambda x: x.b),
+        Term(
+            "sync_linear",
+            "c6",
+            "c6*(p-1)",
+            True,
+            "synchronisation that grows linearly with workers (parameter server, all-gather)",
+            lambda x: x.p - 1.0,
+        ),
+        Term(
+            "per_sample",
+            "c7",
+            "c7*b",
+            True,
+            "per-sample host work (data loading, copies) apart from the compute curve",
+            lambda x: x.b,
+        ),
     )
 }
 DEFAULT_TERMS = ["fixed", "overhead", "compute", "allreduce_bw", "allreduce_lat", "internode"]
 DEFAULT_LAMBDAS = [0.0, 1e-4, 1e-3, 1e-2]
 # Which term keeps its column when two cannot be told apart from the data: the one that
 # explains the time physically (compute before overhead, communication before fixed).
-IDENTIFY_ORDER = ["compute", "allreduce_bw", "allreduce_lat", "internode", "sync_linear",
-                  "overhead", "per_sample", "fixed"]
+IDENTIFY_ORDER = [
+    "compute",
+    "allreduce_bw",
+    "allreduce_lat",
+    "internode",
+    "sync_linear",
+    "overhead",
+    "per_sample",
+    "fixed",
+]
 
 
 def formula_text(terms: list[str], across_networks: bool = False) -> str:
@@ -227,9 +282,11 @@ class GenericModel(PerformanceModel):
             else np.full(len(frame), np.nan)
         )
         if np.isnan(values).any() and "network" in frame.columns and self.network_features:
-            known = frame["network"].map(
-                lambda net: self.network_features.get(net, {}).get(column, np.nan)
-            ).to_numpy(float)
+            known = (
+                frame["network"]
+                .map(lambda net: self.network_features.get(net, {}).get(column, np.nan))
+                .to_numpy(float)
+            )
             values = np.where(np.isnan(values), known, values)
         if np.isnan(values).any() or (values <= 0).any():
             raise InsufficientData(

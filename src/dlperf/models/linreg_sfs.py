@@ -130,9 +130,10 @@ class LinregSFSModel(PerformanceModel):
         return self.intercept + features @ np.asarray(self.coef, float)
 
     def to_dict(self) -> dict:
-        formula = " + ".join([f"{self.intercept:.6g}"] + [
-            f"{c:.6g}*{f}" for f, c in zip(self.selected, self.coef, strict=True)
-        ])
+        formula = " + ".join(
+            [f"{self.intercept:.6g}"]
+            + [f"{c:.6g}*{f}" for f, c in zip(self.selected, self.coef, strict=True)]
+        )
         return {
             "model": self.name,
             "formula": "T = " + formula,

@@ -67,8 +67,12 @@ class USLModel(PerformanceModel):
         return iterations(frame) * _iteration_time(params, p, b)
 
     def to_dict(self) -> dict:
-        return {"model": self.name, "formula": self.description, "variant": self.variant,
-                "constants": self.params}
+        return {
+            "model": self.name,
+            "formula": self.description,
+            "variant": self.variant,
+            "constants": self.params,
+        }
 
     @classmethod
     def from_dict(cls, data: dict) -> USLModel:

@@ -7,8 +7,8 @@ embedded, fixed SVG id salt, everything drawn in sorted order).
 from __future__ import annotations
 
 import io
-import re
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,7 +58,9 @@ class Figure:
 def file_path(framework: str, name: str) -> str:
     """``framework/name`` as a relative file path: names from external timings may hold
     spaces or slashes (e.g. "ResNet-50 (fp16)"), file names may not."""
-    return "/".join(re.sub(r"[^A-Za-z0-9_.-]+", "-", part).strip("-") or "_" for part in (framework, name))
+    return "/".join(
+        re.sub(r"[^A-Za-z0-9_.-]+", "-", part).strip("-") or "_" for part in (framework, name)
+    )
 
 
 def _render(fig, path: str, title: str, caption: str) -> Figure:
