@@ -213,9 +213,15 @@ def test_linreg_sfs_selects_a_few_named_features():
 
 
 def test_castello_reports_hardware_constants_from_flops_and_params():
-    entry = make_model("castello").fit(points(flops_per_sample=1e9, param_count=1e7)).to_dict()
-    assert entry["uses_flops_per_sample"] and entry["uses_param_count"]
+    frame = points(flops_per_sample=1e9, param_count=1e7)
+    model = make_model("castello").fit(frame)
+    entry = model.to_dict()
+    assert entry["flops_per_sample"] == 1e9 and entry["param_count"] == 1e7
     assert entry["hardware"]["flop_rate"] > 0
+    # Rows without the feature columns (a prediction grid) are the fitted network.
+    grid = frame.drop(columns=["flops_per_sample", "param_count"])
+    again = type(model).from_dict(entry)
+    np.testing.assert_allclose(again.predict(grid), model.predict(frame))
 
 
 def test_extrap_uses_the_extrap_package_or_says_it_is_missing():

@@ -24,7 +24,8 @@ def tiny_with(tmp_path, **changes):
 def test_model_setting_change_reruns_no_benchmark(finished_run, workflow_bin, repo, tmp_path):
     config = yaml.safe_load(TINY.read_text())
     path, _ = tiny_with(
-        tmp_path, models={"generic": {**config["models"]["generic"], "maxiter": 150}}
+        tmp_path,
+        models={**config["models"], "generic": {**config["models"]["generic"], "maxiter": 150}},
     )
     plan = planned_jobs(
         snakemake(workflow_bin, repo, finished_run, "-n", configfile=path, timeout=300)

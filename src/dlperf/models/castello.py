@@ -34,20 +34,22 @@ class CastelloModel(PerformanceModel):
 
     def __init__(self) -> None:
         self.inv_rate = self.inv_bandwidth = self.latency = 0.0
-        self.uses_flops = self.uses_params = False
+        # F and W of the network fitted on (one network per fit): rows to predict that lack
+        # the columns (a report's prediction grid, `dlperf predict`) are that network.
+        self.flops: float | None = None
+        self.params: float | None = None
+
+    def _feature(self, frame: pd.DataFrame, name: str, fitted: float | None) -> np.ndarray:
+        if fitted is None:
+            return np.ones(len(frame))
+        values = _column(frame, name)
+        return np.full(len(frame), fitted) if values is None else values
 
     def _design(self, frame: pd.DataFrame) -> np.ndarray:
         p = frame["procs"].to_numpy(float)
         b = frame["batch_size"].to_numpy(float)
-        flops = _column(frame, "flops_per_sample") if self.uses_flops else None
-        params = _column(frame, "param_count") if self.uses_params else None
-        if (self.uses_flops and flops is None) or (self.uses_params and params is None):
-            raise InsufficientData(
-                "castello was fitted with flops_per_sample/param_count; "
-                "the rows to predict need those columns too"
-            )
-        flops = np.ones_like(p) if flops is None else flops
-        params = np.ones_like(p) if params is None else params
+        flops = self._feature(frame, "flops_per_sample", self.flops)
+        params = self._feature(frame, "param_count", self.params)
         return np.column_stack(
             [
                 b * flops,
@@ -58,8 +60,10 @@ class CastelloModel(PerformanceModel):
 
     def fit(self, frame: pd.DataFrame, seed: int = 0) -> CastelloModel:
         self.check_enough(frame)
-        self.uses_flops = _column(frame, "flops_per_sample") is not None
-        self.uses_params = _column(frame, "param_count") is not None
+        flops = _column(frame, "flops_per_sample")
+        params = _column(frame, "param_count")
+        self.flops = float(np.median(flops)) if flops is not None else None
+        self.params = float(np.median(params)) if params is not None else None
         t = iteration_seconds(frame)
         design = self._design(frame)
         coef, _ = nnls(design / t[:, None], np.ones_like(t))
@@ -76,8 +80,9 @@ class CastelloModel(PerformanceModel):
         return {
             "model": self.name,
             "formula": self.description,
-            "uses_flops_per_sample": self.uses_flops,
-            "uses_param_count": self.uses_params,
+            # The network's F and W when the table had them (null: absorbed in the constants).
+            "flops_per_sample": self.flops,
+            "param_count": self.params,
             "constants": {
                 "inv_flop_rate": self.inv_rate,
                 "inv_bandwidth": self.inv_bandwidth,
@@ -98,6 +103,6 @@ class CastelloModel(PerformanceModel):
         c = data["constants"]
         model.inv_rate, model.inv_bandwidth = float(c["inv_flop_rate"]), float(c["inv_bandwidth"])
         model.latency = float(c["latency_s"])
-        model.uses_flops = bool(data["uses_flops_per_sample"])
-        model.uses_params = bool(data["uses_param_count"])
+        model.flops = data.get("flops_per_sample")
+        model.params = data.get("param_count")
         return model
