@@ -141,15 +141,7 @@ def bench_resource(name: str, config: Mapping):
 
 
 #: Resources that do not change with the attempt number (memory and time limit do).
-ATTEMPT_INDEPENDENT = (
-    "nodes",
-    "tasks",
-    "tasks_per_node",
-    "tasks_per_gpu",
-    "mpi",
-    "gres",
-    "cpus_per_task",
-)
+ATTEMPT_INDEPENDENT = tuple(name for name in RESOURCE_NAMES if name not in ("mem_mb", "runtime"))
 
 
 def sweep_resource(name: str, config: Mapping, layouts: list[tuple[int, int]]):
