@@ -71,7 +71,7 @@ def protocols_for_sweep(defaults: dict) -> dict:
 
 
 def main() -> int:
-    defaults = cfg.validated(cfg.with_sweep_placeholders({}))
+    defaults = cfg.validated(cfg.with_minimal_sweep({}))
     models, validation, seed = defaults["models"], defaults["validation"], defaults["seed"]
     protocols = protocols_for_sweep(validation["protocols"])
     with tempfile.TemporaryDirectory(prefix="dlperf-fit-") as tmp:

@@ -19,7 +19,7 @@ def _config_sections(args: argparse.Namespace) -> dict:
     if args.config:
         return cfg.load(args.config)
     sections = json.loads(args.config_json) if args.config_json else {}
-    return cfg.validated(cfg.with_sweep_placeholders(sections))
+    return cfg.validated(cfg.with_minimal_sweep(sections))
 
 
 def cmd_env(args: argparse.Namespace) -> int:

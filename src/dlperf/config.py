@@ -80,7 +80,7 @@ def validated(config: dict) -> dict:
     return config
 
 
-def with_sweep_placeholders(sections: dict) -> dict:
+def with_minimal_sweep(sections: dict) -> dict:
     """``sections`` plus the sweep keys the schema requires, for stages that model or report
     timings and never look at the sweep (fit, validate, report)."""
     return {"batch_sizes": [1], "data_sizes": [1], **sections}
