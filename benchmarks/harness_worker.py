@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from dlperf.bench.backends import load_backend
-from dlperf.bench.harness import batch_source, timed_iteration
+from dlperf.bench.harness import batch_source, timed_steps
 from dlperf.bench.launch import DistInfo
 from dlperf.bench.spec import RunConfig
 
@@ -26,8 +26,10 @@ def bare_block(backend, source, iters: int) -> None:
 
 
 def synced_block(backend, source, iters: int) -> None:
-    """The bare loop with the harness's synchronisation after every step, but no clock: what
-    per-iteration timing costs by itself (asynchronous engines lose their overlap)."""
+    """The bare loop with a device synchronisation after every step, but no clock: what
+    per-iteration timing would cost if it waited for the device after every step (an
+    asynchronous engine loses its overlap). The harness waits for step i only once step
+    i+1 is queued (dlperf.bench.harness)."""
     for _ in range(iters):
         backend.step(next(source))
         backend.sync()
@@ -35,10 +37,8 @@ def synced_block(backend, source, iters: int) -> None:
 
 def harness_block(backend, source, iters: int) -> None:
     """The harness's timed epoch loop (run_training): every iteration fetched, stepped,
-    synchronised and clocked, and its times kept."""
-    timed = []
-    for _ in range(iters):
-        timed.append(timed_iteration(backend, source))
+    clocked at its completion, and its times kept."""
+    timed_steps(backend, source, iters)
 
 
 def clocked(block, *args) -> tuple[float, float]:
@@ -52,7 +52,7 @@ class _NoWork:
     """A backend whose step and sync do nothing: what is left is the harness's own work."""
 
     def step(self, batch) -> None:
-        pass
+        return None
 
     def sync(self) -> None:
         pass
@@ -73,8 +73,7 @@ def measure(framework: str, network: str, batch: int, pairs: int, block_s: float
     backend.setup()
     source = batch_source(backend, config, dist, Path("."))
     backend.build_graph(next(source))
-    for _ in range(10):  # warm-up: allocators, caches, lazy compilation
-        timed_iteration(backend, source)
+    timed_steps(backend, source, 10)  # warm-up: allocators, caches, lazy compilation
     # Iterations per block: about block_s seconds of work.
     cpu, _ = clocked(bare_block, backend, source, 20)
     iters = max(20, int(block_s / max(cpu / 20, 1e-6)))
@@ -89,7 +88,7 @@ def measure(framework: str, network: str, batch: int, pairs: int, block_s: float
     # (clock reads, fetch, list append) and the framework's synchronisation, called alone.
     null, null_source = _NoWork(), itertools.cycle([None])
     parts = {
-        "bookkeeping_s": per_call_s(lambda: timed_iteration(null, null_source)),
+        "bookkeeping_s": per_call_s(lambda: timed_steps(null, null_source, 1)),
         "sync_s": per_call_s(backend.sync),
     }
     backend.close()

@@ -51,3 +51,11 @@ def make_record(procs=1, batch=8, data=64, rep=0, iter_s=0.01, status="ok", netw
 def record_factory():
     """``make_record(procs=..., batch=..., ...)``: a run record as `dlperf bench` writes it."""
     return make_record
+
+
+def pytest_collection_modifyitems(config, items):
+    """The Slurm tests run last. They install Slurm and stop their cluster afterwards; from
+    then on every Snakemake start waits about 10 s for `scontrol show config` (the Slurm
+    executor plugin asks it when it is imported), which would slow every later workflow
+    test. The sort is stable: the rest keep their order."""
+    items.sort(key=lambda item: item.get_closest_marker("slurm") is not None)

@@ -25,8 +25,10 @@ Traps of the plugin this mapping avoids (plugin 2.8.0):
 
 from __future__ import annotations
 
+import functools
 import math
 import os
+import shlex
 from collections.abc import Mapping
 
 #: Resource names :func:`bench_resources` sets, in the order the rule lists them.
@@ -134,7 +136,12 @@ def bench_resource(name: str, config: Mapping):
         raise KeyError(f"unknown bench resource {name!r}; known: {', '.join(RESOURCE_NAMES)}")
 
     def resource(wildcards, attempt=1):
-        return bench_resources(int(wildcards.nodes), int(wildcards.procs), config, attempt)[name]
+        return _layout_resources(wildcards.nodes, wildcards.procs, attempt)[name]
+
+    # Snakemake asks once per job and resource; a sweep has few layouts, so each is sized once.
+    @functools.cache
+    def _layout_resources(nodes: str, procs: str, attempt: int) -> dict[str, int | str]:
+        return bench_resources(int(nodes), int(procs), config, attempt)
 
     resource.__name__ = f"bench_{name}"
     return resource
@@ -174,29 +181,24 @@ def runs_on_slurm(workflow) -> bool:
     return launcher(name, step) == "srun"
 
 
-def bench_launcher(workflow):
-    """A resource function for the bench rule: the launcher for the way Snakemake runs
-    (read when the job is planned, after the executor is known)."""
-
-    def resource(wildcards):
-        return "srun" if runs_on_slurm(workflow) else "auto"
-
-    resource.__name__ = "bench_launcher"
-    return resource
-
-
-def bench_threads(config: Mapping, workflow):
-    """A params function for the bench rule: threads per worker. Locally the configured
-    ``threads_per_proc`` (0 = share the job's cores); on Slurm the CPUs each task was
-    given (``--cpus-per-task``), which the job step cannot see any more: the Slurm
-    plugin's job step removes the SLURM_* variables of the allocation."""
+def bench_launch(config: Mapping, workflow):
+    """A params function for the bench rule: ``dlperf bench``'s ``--launcher`` and
+    ``--threads-per-proc`` options, read when the job is planned (after the executor is
+    known). Under Slurm the workers are started as ``srun`` tasks and get the CPUs each task
+    was given (``--cpus-per-task``), which the job step cannot see any more: the Slurm
+    plugin's job step removes the SLURM_* variables of the allocation. Locally the local
+    launcher's own choice and the configured ``threads_per_proc`` (0 = share the job's
+    cores). One function for both: Snakemake's own work per function and job is what
+    planning a large sweep costs."""
 
     def param(wildcards):
         if runs_on_slurm(workflow):
-            return cpus_per_proc(config)
-        return config["threads_per_proc"]
+            launcher, threads = "srun", cpus_per_proc(config)
+        else:
+            launcher, threads = "auto", config["threads_per_proc"]
+        return shlex.join(["--launcher", launcher, "--threads-per-proc", str(threads)])
 
-    param.__name__ = "bench_threads"
+    param.__name__ = "bench_launch"
     return param
 
 

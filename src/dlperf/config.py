@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import shlex
 from importlib import resources
 from pathlib import Path
 
@@ -136,6 +137,25 @@ def run_configs(config: dict) -> list[RunConfig]:
             )
         )
     return runs
+
+
+def bench_options(config: dict) -> str:
+    """The ``dlperf bench`` options every run of the sweep shares, shell-quoted: the bench
+    rule passes them as one param (a sweep's jobs differ only in their wildcards)."""
+    return shlex.join(
+        [
+            "--device",
+            config["device"],
+            "--dataset",
+            config["dataset"],
+            "--warmup-iters",
+            str(config["warmup_iters"]),
+            "--seed",
+            str(config["seed"]),
+            "--timeout",
+            str(config["timeout_s"]),
+        ]
+    )
 
 
 RUN_RECORD_PATTERN = (

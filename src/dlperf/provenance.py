@@ -43,7 +43,12 @@ def _strip_docstrings(tree: ast.AST) -> ast.AST:
 
 def module_digest(path: Path) -> str:
     """SHA-256 of a module's syntax tree without docstrings (comments never reach the tree)."""
-    tree = _strip_docstrings(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+    return _source_digest(path.read_text(encoding="utf-8"), str(path))
+
+
+@cache  # stages share modules (models, tables, io): each source is parsed once
+def _source_digest(source: str, filename: str) -> str:
+    tree = _strip_docstrings(ast.parse(source, filename=filename))
     return hashlib.sha256(ast.dump(tree, include_attributes=False).encode()).hexdigest()
 
 

@@ -3,6 +3,7 @@ Slurm executor plugin builds from them."""
 
 from __future__ import annotations
 
+import shlex
 from types import SimpleNamespace
 
 import pytest
@@ -123,16 +124,35 @@ def test_launcher_and_threads_follow_the_executor(monkeypatch):
     local = SimpleNamespace(executor_plugin=SimpleNamespace(cli_prefix="local"), remote_exec=False)
     submit = SimpleNamespace(executor_plugin=SimpleNamespace(cli_prefix="slurm"), remote_exec=False)
     step = SimpleNamespace(executor_plugin=SimpleNamespace(cli_prefix="local"), remote_exec=True)
+    on_local = "--launcher auto --threads-per-proc 0"
+    on_slurm = "--launcher srun --threads-per-proc 3"
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
-    assert cluster.bench_launcher(local)(None) == "auto"
-    assert cluster.bench_threads(config, local)(None) == 0
-    assert cluster.bench_launcher(submit)(None) == "srun"
-    assert cluster.bench_threads(config, submit)(None) == 3
-    assert cluster.bench_launcher(step)(None) == "auto"  # remote, but not inside Slurm
+    assert cluster.bench_launch(config, local)(None) == on_local
+    assert cluster.bench_launch(config, submit)(None) == on_slurm
+    assert cluster.bench_launch(config, step)(None) == on_local  # remote, but not inside Slurm
     monkeypatch.setenv("SLURM_JOB_ID", "42")
-    assert cluster.bench_launcher(step)(None) == "srun"
-    assert cluster.bench_threads(config, step)(None) == 3
-    assert cluster.bench_launcher(local)(None) == "auto"  # a local run inside salloc stays local
+    assert cluster.bench_launch(config, step)(None) == on_slurm
+    assert cluster.bench_launch(config, local)(None) == on_local  # local run inside salloc
+
+
+def test_resource_functions_size_each_layout_once(monkeypatch):
+    config = sweep()
+    calls = []
+    sized = cluster.bench_resources
+    monkeypatch.setattr(
+        cluster, "bench_resources", lambda *a, **k: calls.append(a) or sized(*a, **k)
+    )
+    tasks = cluster.bench_resource("tasks_per_node", config)
+    wildcards = SimpleNamespace(nodes="1", procs="4")
+    assert [tasks(wildcards) for _ in range(3)] == [4, 4, 4]
+    assert tasks(wildcards, attempt=2) == 4
+    assert len(calls) == 2  # one per (layout, attempt)
+
+
+def test_bench_options_are_one_shell_quoted_string():
+    options = cfg.bench_options(sweep(timeout_s=90))
+    assert shlex.split(options)[-2:] == ["--timeout", "90"]
+    assert "--device cpu" in options and "--warmup-iters" in options
 
 
 def test_max_procs_per_node_drops_layouts_a_node_cannot_hold():

@@ -45,20 +45,12 @@ rule bench:
         cpus_per_task=dlperf.cluster.sweep_resource("cpus_per_task", config, LAYOUTS),
         mem_mb=dlperf.cluster.sweep_resource("mem_mb", config, LAYOUTS),
         runtime=dlperf.cluster.sweep_resource("runtime", config, LAYOUTS),
-        launcher=dlperf.cluster.bench_launcher(workflow),
     params:
         code=CODE["bench"],
-        device=config["device"],
-        dataset=config["dataset"],
-        warmup=config["warmup_iters"],
-        threads=dlperf.cluster.bench_threads(config, workflow),
-        seed=config["seed"],
-        timeout=config["timeout_s"],
+        options=dlperf.config.bench_options(config),
+        launch=dlperf.cluster.bench_launch(config, workflow),
     shell:
         "dlperf bench --env {input.env} --framework {wildcards.framework} "
-        "--network {wildcards.network} --device {params.device} --dataset {params.dataset} "
-        "--nodes {wildcards.nodes} "
-        "--procs {wildcards.procs} --batch-size {wildcards.batch} --data-size {wildcards.data} "
-        "--rep {wildcards.rep} --warmup-iters {params.warmup} --threads-per-proc {params.threads} "
-        "--seed {params.seed} --timeout {params.timeout} --launcher {resources.launcher} "
-        "--out {output} > {log} 2>&1"
+        "--network {wildcards.network} --nodes {wildcards.nodes} --procs {wildcards.procs} "
+        "--batch-size {wildcards.batch} --data-size {wildcards.data} --rep {wildcards.rep} "
+        "{params.options} {params.launch} --out {output} > {log} 2>&1"

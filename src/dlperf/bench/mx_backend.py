@@ -1,7 +1,11 @@
 """MXNet: Gluon HybridBlocks (hybridized, static memory); data parallel through the
 parameter-server kvstore ``dist_sync`` (``dist_device_sync`` on GPUs).
 
-MXNet runs asynchronously, so ``sync`` is ``mx.nd.waitall()``. Its thread pool
+MXNet runs asynchronously, so ``sync`` is ``mx.nd.waitall()``, and ``step`` returns a
+completion marker (see dlperf.bench.harness): a one-element sum read from every weight
+after the update, which the engine computes once this step's updates (and the gradient
+exchange they wait for) are done, and before the next step may overwrite the weights. Its
+thread pool
 is set from the environment before the library loads: OMP_NUM_THREADS (MXNet's
 default is half the CPUs) and MXNET_CPU_WORKER_NTHREADS=1, set by the driver.
 In a distributed run the launcher has started a ps-lite scheduler and server
@@ -96,6 +100,7 @@ class MXNetBackend:
             net.collect_params(), "sgd", {"learning_rate": 0.01, "momentum": 0.9}, kvstore=self.kv
         )
         self.loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+        self._weight_probes = None
         # Gradients are summed over the batch and over the workers: scale by the global batch.
         self.scale = self.config.batch_size * self.kv.num_workers
         return trainable_parameters(net)
@@ -120,12 +125,24 @@ class MXNetBackend:
     def build_graph(self, batch: tuple) -> None:
         return None  # the hybridized graph is built inside the first step
 
-    def step(self, batch: tuple) -> None:
+    def step(self, batch: tuple) -> mx.nd.NDArray:
         images, labels = batch
         with autograd.record():
             loss = self.loss_fn(self.net(images), labels)
         loss.backward()
         self.trainer.step(self.scale)  # push gradients, pull updated weights
+        if self._weight_probes is None:
+            # One element of every trainable weight, as views (no copy), taken once the
+            # first step has initialised them (Gluon defers shapes to the first batch).
+            self._weight_probes = [
+                p.data(self.ctx).reshape((-1,))[:1]
+                for p in self.net.collect_params().values()
+                if p.grad_req != "null"
+            ]
+        return mx.nd.add_n(*self._weight_probes)
+
+    def wait(self, marker: mx.nd.NDArray) -> None:
+        marker.wait_to_read()
 
     def sync(self) -> None:
         mx.nd.waitall()

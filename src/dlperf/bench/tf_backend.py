@@ -173,6 +173,7 @@ class TensorFlowBackend:
 
     def step(self, batch: tuple) -> None:
         self._last_loss = self.train_step(*batch)
+        return None  # no completion marker: the harness calls ``sync`` after the step
 
     def sync(self) -> None:
         if self.config.device == "cuda" and hasattr(tf.test.experimental, "sync_devices"):

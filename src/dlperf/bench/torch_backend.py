@@ -107,12 +107,22 @@ class TorchBackend:
     def build_graph(self, batch: tuple) -> None:
         return None  # eager: nothing is traced ahead of the first step
 
-    def step(self, batch: tuple) -> None:
+    def step(self, batch: tuple) -> torch.cuda.Event | None:
         images, labels = batch
         self.optimizer.zero_grad(set_to_none=True)
         loss = self.loss_fn(self.model(images), labels)
         loss.backward()  # DDP all-reduces the gradients during backward
         self.optimizer.step()
+        if self.device.type != "cuda":
+            return None  # on the CPU the step has run when it returns
+        # Kernels are queued: an event after the update is this step's completion marker.
+        # DDP makes the compute stream wait for its all-reduce, so the event covers it.
+        done = torch.cuda.Event()
+        done.record()
+        return done
+
+    def wait(self, marker: torch.cuda.Event) -> None:
+        marker.synchronize()
 
     def sync(self) -> None:
         if self.device.type == "cuda":
