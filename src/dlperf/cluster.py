@@ -182,24 +182,34 @@ def runs_on_slurm(workflow) -> bool:
 
 
 def bench_launch(config: Mapping, workflow):
-    """A params function for the bench rule: ``dlperf bench``'s ``--launcher`` and
+    """A resource function for the bench rule: ``dlperf bench``'s ``--launcher`` and
     ``--threads-per-proc`` options, read when the job is planned (after the executor is
     known). Under Slurm the workers are started as ``srun`` tasks and get the CPUs each task
     was given (``--cpus-per-task``), which the job step cannot see any more: the Slurm
     plugin's job step removes the SLURM_* variables of the allocation. Locally the local
     launcher's own choice and the configured ``threads_per_proc`` (0 = share the job's
-    cores). One function for both: Snakemake's own work per function and job is what
-    planning a large sweep costs."""
+    cores). A resource, not a param: a dry run plans with Snakemake's dry-run executor, and
+    a param that changed with the executor would make every benchmark look out of date
+    (:func:`thread_settings` is the param that re-runs them when a setting changes). One
+    function for both options: Snakemake's work per function and job is what planning a
+    large sweep costs."""
 
-    def param(wildcards):
+    def resource(wildcards):
         if runs_on_slurm(workflow):
             launcher, threads = "srun", cpus_per_proc(config)
         else:
             launcher, threads = "auto", config["threads_per_proc"]
         return shlex.join(["--launcher", launcher, "--threads-per-proc", str(threads)])
 
-    param.__name__ = "bench_launch"
-    return param
+    resource.__name__ = "bench_launch"
+    return resource
+
+
+def thread_settings(config: Mapping) -> str:
+    """The settings that decide a worker's threads, locally and under Slurm: a bench param,
+    so that changing either re-measures (the command gets the one that applies from
+    :func:`bench_launch`)."""
+    return f"threads_per_proc={config['threads_per_proc']} cpus_per_proc={cpus_per_proc(config)}"
 
 
 def check(config: Mapping) -> None:

@@ -149,6 +149,11 @@ def test_resource_functions_size_each_layout_once(monkeypatch):
     assert len(calls) == 2  # one per (layout, attempt)
 
 
+def test_thread_settings_do_not_depend_on_the_executor():
+    config = sweep(threads_per_proc=2, cluster={"cpus_per_proc": 3})
+    assert cluster.thread_settings(config) == "threads_per_proc=2 cpus_per_proc=3"
+
+
 def test_bench_options_are_one_shell_quoted_string():
     options = cfg.bench_options(sweep(timeout_s=90))
     assert shlex.split(options)[-2:] == ["--timeout", "90"]

@@ -45,12 +45,14 @@ rule bench:
         cpus_per_task=dlperf.cluster.sweep_resource("cpus_per_task", config, LAYOUTS),
         mem_mb=dlperf.cluster.sweep_resource("mem_mb", config, LAYOUTS),
         runtime=dlperf.cluster.sweep_resource("runtime", config, LAYOUTS),
+        launch=dlperf.cluster.bench_launch(config, workflow),
     params:
         code=CODE["bench"],
         options=dlperf.config.bench_options(config),
-        launch=dlperf.cluster.bench_launch(config, workflow),
+        # Not in the command (resources.launch has the value that applies): re-runs on change.
+        threads=dlperf.cluster.thread_settings(config),
     shell:
         "dlperf bench --env {input.env} --framework {wildcards.framework} "
         "--network {wildcards.network} --nodes {wildcards.nodes} --procs {wildcards.procs} "
         "--batch-size {wildcards.batch} --data-size {wildcards.data} --rep {wildcards.rep} "
-        "{params.options} {params.launch} --out {output} > {log} 2>&1"
+        "{params.options} {resources.launch} --out {output} > {log} 2>&1"
