@@ -6,7 +6,8 @@ names are those of the Snakemake Slurm executor plugin (2.x), chosen so that it 
 
     sbatch --nodes=N --ntasks-per-node=P/N --cpus-per-task=C --mem=M -t T [--gres=gpu:P/N]
 
-for a run of P workers on N nodes, and the rule then starts one worker per task with
+for a run of P workers on N nodes (``--ntasks=P`` instead on one node, or one worker a
+node), and the rule then starts one worker per task with
 ``srun`` itself (``dlperf bench --launcher srun``). Cluster-specific settings (partition,
 account, GPU type) are not decided here: they belong in the Slurm profile.
 
@@ -115,11 +116,15 @@ def bench_resources(
         )
     per_node = procs // nodes
     distributed = procs > 1
+    spread = nodes > 1 and per_node > 1
     resources: dict[str, int | str] = {
         "nodes": nodes,
-        # one task per worker; see the module docstring for why one of the two is 0
-        "tasks": procs if distributed and per_node == 1 else (1 if not distributed else 0),
-        "tasks_per_node": per_node if distributed and per_node > 1 else 0,
+        # One task per worker. Several nodes with several workers each need --ntasks-per-node
+        # (Slurm would not split --ntasks evenly); otherwise --ntasks says it, and
+        # tasks_per_node stays 0 for every single-node layout: one value for the whole sweep
+        # (see sweep_resource). The module docstring says why one of the two is always 0.
+        "tasks": 0 if spread else procs,
+        "tasks_per_node": per_node if spread else 0,
         "tasks_per_gpu": 0,
         "mpi": "srun" if distributed else "",
         "gres": f"gpu:{per_node}" if config.get("device") == "cuda" else "",

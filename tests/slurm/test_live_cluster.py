@@ -237,6 +237,6 @@ def test_retries_ask_for_more_time_and_memory(sweeps):
     for attempt, call in enumerate(calls, start=1):
         # timeout_s 120 -> 2 + 10 minutes; 4 workers x 1000 MiB
         assert f" -t {12 * attempt} --mem {4000 * attempt} " in call, call
-        assert "--nodes=1 --ntasks-per-node=4 --cpus-per-task=1" in call, call
+        assert "--nodes=1 --ntasks=4 --cpus-per-task=1" in call, call
         assert "--gres=gpu:4" in call and "--ntasks-per-gpu" not in call, call
         assert f"--attempt {attempt} " in call, call

@@ -48,7 +48,8 @@ def test_profile_is_found_from_the_repository_root(workflow_bin, repo):
     default = cfg.load(repo / "config" / "config.yaml")
     assert len(jobs) == len(cfg.run_configs(default))
     two = next(res for wc, res in jobs.items() if "procs=2," in wc)
-    assert (two["nodes"], two["tasks_per_node"], two["mpi"], two["gres"]) == ("1", "2", "srun", "")
+    layout = (two["nodes"], two["tasks"], two["tasks_per_node"], two["mpi"], two["gres"])
+    assert layout == ("1", "2", "0", "srun", "")
 
 
 def test_gpu_config_plans_one_job_per_configuration_with_its_gpus(workflow_bin, repo):
@@ -72,4 +73,5 @@ def test_gpu_config_plans_one_job_per_configuration_with_its_gpus(workflow_bin, 
         assert res["mem_mb"] == str(16000 * per_node) and res["runtime"] == "45"
         assert res["mpi"] == ("srun" if procs > 1 else "")
         assert res["tasks_per_node"] == str(expected["tasks_per_node"])
+        assert res["tasks"] == str(expected["tasks"])
     assert {(1, 8), (2, 16), (4, 32), (4, 4)} <= seen_layouts

@@ -52,10 +52,25 @@ def test_single_cpu_worker_is_one_task():
 
 def test_distributed_cpu_run_on_one_node():
     res = cluster.bench_resources(1, 2, sweep(threads_per_proc=2))
-    assert res["mpi"] == "srun" and res["tasks_per_node"] == 2 and res["tasks"] == 0
+    assert res["mpi"] == "srun" and res["tasks"] == 2 and res["tasks_per_node"] == 0
     line = sbatch_line(res)
-    assert "--nodes=1 " in line and "--ntasks-per-node=2" in line and "--cpus-per-task=2" in line
-    assert "--ntasks=" not in line and "--mem 8000" in line
+    assert "--nodes=1 " in line and "--ntasks=2" in line and "--cpus-per-task=2" in line
+    assert "--ntasks-per-node" not in line and "--mem 8000" in line
+
+
+def test_eight_gpus_on_one_node():
+    res = cluster.bench_resources(1, 8, sweep(device="cuda"))
+    line = sbatch_line(res)
+    for flag in ("--nodes=1", "--ntasks=8", "--gres=gpu:8"):
+        assert flag in line, (flag, line)
+    assert "--ntasks-per-gpu" not in line and "--ntasks-per-node" not in line
+
+
+def test_single_node_sweep_has_one_tasks_per_node_value():
+    config = sweep(procs=[1, 2, 4, 8])
+    layouts = cfg.run_layouts(config)
+    assert cluster.sweep_resource("tasks_per_node", config, layouts) == 0
+    assert callable(cluster.sweep_resource("tasks", config, layouts))
 
 
 def test_gpu_sweep_asks_for_one_gpu_per_worker_on_every_node():
@@ -142,7 +157,7 @@ def test_resource_functions_size_each_layout_once(monkeypatch):
     monkeypatch.setattr(
         cluster, "bench_resources", lambda *a, **k: calls.append(a) or sized(*a, **k)
     )
-    tasks = cluster.bench_resource("tasks_per_node", config)
+    tasks = cluster.bench_resource("tasks", config)
     wildcards = SimpleNamespace(nodes="1", procs="4")
     assert [tasks(wildcards) for _ in range(3)] == [4, 4, 4]
     assert tasks(wildcards, attempt=2) == 4
