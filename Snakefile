@@ -7,6 +7,7 @@ import sys
 import dlperf.bench.envinfo
 import dlperf.config
 import dlperf.external
+import dlperf.planning
 import dlperf.provenance
 
 
@@ -18,6 +19,10 @@ report: "workflow/report/workflow.rst"
 
 envvars:
     "PATH",
+
+
+# Snakemake builds tens of objects per job: collect garbage less often while it plans.
+dlperf.planning.collect_garbage_less_often()
 
 
 try:
