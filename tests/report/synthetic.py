@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from dlperf import tables
-from dlperf.models import MODELS
+from dlperf.models import MODELS, Capabilities
 from dlperf.models.artifact import fit_framework
 from dlperf.models.base import TARGET, InsufficientData, PerformanceModel, iterations
 from dlperf.report.html import build_report
@@ -40,9 +40,10 @@ class LinearTestModel(PerformanceModel):
     name = "lineartest"
     description = "test-only linear model"
     min_points = 4
-    uses_network_features = True
+    capabilities = Capabilities(uses_network_features=True)
 
-    def __init__(self) -> None:
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
         self.coef = np.zeros(4)
 
     @staticmethod
@@ -52,7 +53,7 @@ class LinearTestModel(PerformanceModel):
         b = frame["batch_size"].to_numpy(float)
         return np.column_stack([np.ones_like(i), i, i * b, i * (p - 1) / p])
 
-    def fit(self, frame, seed=0):
+    def fit(self, frame):
         if len(frame) < self.min_points:
             raise InsufficientData(f"lineartest needs {self.min_points} points, got {len(frame)}")
         self.coef = np.linalg.lstsq(self._design(frame), frame[TARGET].to_numpy(float), rcond=None)[

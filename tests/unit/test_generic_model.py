@@ -39,7 +39,7 @@ FAST = {"popsize": 12, "maxiter": 200, "lambdas": [0.0, 1e-4]}
 
 def test_recovers_noise_free_data():
     points = synthetic_points()
-    model = GenericModel(**FAST).fit(points, seed=0)
+    model = GenericModel(**FAST, seed=0).fit(points)
     measured = points["epoch_time_s"].to_numpy()
     ape = np.abs(model.predict(points) - measured) / measured
     assert ape.max() < 0.02
@@ -55,7 +55,8 @@ def test_l1_penalty_switches_off_an_unsupported_term():
         popsize=12,
         maxiter=200,
         lambdas=[1e-3],
-    ).fit(points, seed=1)
+        seed=1,
+    ).fit(points)
     seconds = model.term_seconds(points)
     share = seconds.sum() / seconds.sum().sum()
     assert share["allreduce_bw"] + share["allreduce_lat"] < 0.02
@@ -63,7 +64,7 @@ def test_l1_penalty_switches_off_an_unsupported_term():
 
 def test_terms_are_configurable():
     points = synthetic_points(c3=0.0, c0=0.0)
-    model = GenericModel(terms=["overhead", "compute"], **FAST).fit(points, seed=0)
+    model = GenericModel(terms=["overhead", "compute"], **FAST, seed=0).fit(points)
     assert set(model.values) == {"overhead", "compute"}
     assert formula_text(["overhead", "compute"]) == "T = ceil(d/(p*b)) * (c1 + c2*b^a)"
     with pytest.raises(ValueError, match="unknown generic-model term"):
@@ -72,8 +73,8 @@ def test_terms_are_configurable():
 
 def test_same_seed_same_constants_and_round_trip():
     points = synthetic_points(noise=0.02)
-    first = GenericModel(**FAST).fit(points, seed=3).to_dict()
-    second = GenericModel(**FAST).fit(points, seed=3).to_dict()
+    first = GenericModel(**FAST, seed=3).fit(points).to_dict()
+    second = GenericModel(**FAST, seed=3).fit(points).to_dict()
     assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
     again = GenericModel.from_dict(first)
     np.testing.assert_allclose(

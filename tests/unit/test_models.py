@@ -73,7 +73,7 @@ def mape(model, frame):
 
 def test_generic_recovers_the_constants_of_noise_free_data():
     frame = points(noise=0.0)
-    model = make_model("generic", {"lambdas": [0.0]}).fit(frame, seed=0)
+    model = make_model("generic", {"lambdas": [0.0]}, seed=0).fit(frame)
     assert mape(model, frame) < 0.5
     assert model.exponent == pytest.approx(EXPONENT, abs=0.05)
     for term in ("fixed", "allreduce_bw", "allreduce_lat", "internode"):
@@ -83,7 +83,7 @@ def test_generic_recovers_the_constants_of_noise_free_data():
 def test_generic_switches_off_terms_the_data_do_not_support():
     # Single node: the inter-node term's feature is zero everywhere.
     frame = points(procs=(1, 2, 4), noise=0.0)
-    model = GenericModel().fit(frame, seed=0)
+    model = GenericModel(seed=0).fit(frame)
     entry = model.to_dict()
     states = {t["name"]: t["state"] for t in entry["terms"]}
     assert states["internode"] == "inactive"
@@ -93,7 +93,7 @@ def test_generic_switches_off_terms_the_data_do_not_support():
 def test_generic_leaves_out_a_term_that_is_collinear_with_another():
     # One batch size and I constant: compute, overhead and fixed cannot be told apart.
     frame = points(batches=(32,), datas=(32 * 16 * 10,), procs=(1, 2, 4, 8, 16))
-    model = GenericModel().fit(frame, seed=0)
+    model = GenericModel(seed=0).fit(frame)
     assert "overhead" in model.inactive and "fixed" in model.inactive
     assert "compute" not in model.inactive
     assert not model.exponent_fitted and model.exponent == 1.0
@@ -101,30 +101,30 @@ def test_generic_leaves_out_a_term_that_is_collinear_with_another():
 
 def test_generic_keeps_a_residual_degree_of_freedom():
     frame = points(procs=(1, 2, 4), batches=(32,), datas=(32 * 4 * 10,))
-    model = GenericModel().fit(frame, seed=0)
+    model = GenericModel(seed=0).fit(frame)
     assert len(model._active()) < len(frame)
 
 
 def test_l1_penalty_shrinks_constants():
     frame = points(seed=3, noise=0.03)
-    free = GenericModel(lambdas=[0.0]).fit(frame, seed=0)
-    strong = GenericModel(lambdas=[1.0]).fit(frame, seed=0)
+    free = GenericModel(lambdas=[0.0], seed=0).fit(frame)
+    strong = GenericModel(lambdas=[1.0], seed=0).fit(frame)
     scaled = lambda m: sum(m.values[t] / m.scales[t] for t in m._active())  # noqa: E731
     assert scaled(strong) < scaled(free)
     assert strong.switched_off()
 
 
 def test_lambda_is_chosen_by_inner_cross_validation():
-    model = GenericModel(lambdas=[0.0, 1e-3, 1.0]).fit(points(noise=0.02), seed=0)
+    model = GenericModel(lambdas=[0.0, 1e-3, 1.0], seed=0).fit(points(noise=0.02))
     assert set(model.inner_cv_mape) == {"0.0", "0.001", "1.0"}
     assert model.lam in (0.0, 1e-3)  # a weight of 1 wrecks the fit and cannot win
 
 
 def test_terms_come_from_configuration():
     frame = points(datas=(4096,))
-    dropped = GenericModel(terms=["overhead", "compute", "allreduce_bw"]).fit(frame, seed=0)
+    dropped = GenericModel(terms=["overhead", "compute", "allreduce_bw"], seed=0).fit(frame)
     assert list(dropped.values) == ["overhead", "compute", "allreduce_bw"]
-    added = GenericModel(terms=[*GenericModel().terms, "sync_linear"]).fit(frame, seed=0)
+    added = GenericModel(terms=[*GenericModel().terms, "sync_linear"], seed=0).fit(frame)
     assert "sync_linear" in added.values and "c6*(p-1)" in added.formula()
     with pytest.raises(ValueError, match="unknown generic-model term"):
         GenericModel(terms=["bogus"])
@@ -153,13 +153,13 @@ def test_generic_across_networks_scales_with_flops_and_parameters():
         frame["flops_per_sample"], frame["param_count"] = flops, params
         frames.append(frame)
     both = pd.concat(frames, ignore_index=True)
-    model = make_model("generic_xnet").fit(both, seed=0)
+    model = make_model("generic_xnet", seed=0).fit(both)
     assert mape(model, both) < 2.0
     assert model.values["compute"] == pytest.approx(2e-10, rel=0.1)
     assert set(model.network_features) == {"small", "large"}
     # Without F and W the across-network model cannot be fitted, and says why.
     with pytest.raises(InsufficientData, match="flops_per_sample"):
-        make_model("generic_xnet").fit(points(), seed=0)
+        make_model("generic_xnet", seed=0).fit(points())
 
 
 def test_artifact_fits_across_network_models_once_per_framework():
@@ -180,7 +180,7 @@ def test_artifact_fits_across_network_models_once_per_framework():
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_every_model_round_trips_through_its_artifact_entry(name):
     frame = points(flops_per_sample=1e6, param_count=1e5)
-    model = make_model(name).fit(frame, seed=0)
+    model = make_model(name, seed=0).fit(frame)
     again = model_from_dict(model.to_dict())
     np.testing.assert_allclose(again.predict(frame), model.predict(frame), rtol=1e-9)
     assert np.all(model.predict(frame) > 0)
@@ -190,7 +190,7 @@ def test_every_model_round_trips_through_its_artifact_entry(name):
 @pytest.mark.parametrize("name", DEFAULT_MODELS)
 def test_every_default_model_fits_the_design_model_reasonably(name):
     frame = points(noise=0.01)
-    assert mape(make_model(name).fit(frame, seed=0), frame) < 60
+    assert mape(make_model(name, seed=0).fit(frame), frame) < 60
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -202,12 +202,12 @@ def test_too_few_points_is_insufficient_data_not_a_crash(name):
 
 
 def test_usl_falls_back_to_amdahl_with_two_procs_levels():
-    model = make_model("usl").fit(points(procs=(1, 2)), seed=0)
+    model = make_model("usl", seed=0).fit(points(procs=(1, 2)))
     assert model.variant == "amdahl" and model.params["kappa"] == 0.0
 
 
 def test_linreg_sfs_selects_a_few_named_features():
-    model = make_model("linreg_sfs").fit(points(), seed=0)
+    model = make_model("linreg_sfs", seed=0).fit(points())
     assert 1 <= len(model.selected) <= 6
     assert model.to_dict()["formula"].startswith("T = ")
 

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dlperf.models import MODELS
+from dlperf.models import MODELS, Capabilities
 from dlperf.models.base import PerformanceModel
 from dlperf.validate.crossval import POINT_COLUMNS, SUMMARY_COLUMNS, cross_validate
 
@@ -17,7 +17,10 @@ class Proportional(PerformanceModel):
     min_points = 4
     fits = 0
 
-    def fit(self, frame, seed=0):
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+
+    def fit(self, frame):
         Proportional.fits += 1
         self.check_enough(frame)
         work = frame["data_size"] / frame["procs"]
@@ -40,13 +43,13 @@ class Proportional(PerformanceModel):
 class Broken(Proportional):
     name = "broken"
 
-    def fit(self, frame, seed=0):
+    def fit(self, frame):
         raise np.linalg.LinAlgError("singular matrix")
 
 
 class NetworkAware(Proportional):
     name = "networkaware"
-    uses_network_features = True
+    capabilities = Capabilities(uses_network_features=True)
 
 
 @pytest.fixture(autouse=True)

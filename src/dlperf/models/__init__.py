@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from .base import FEATURES, TARGET, InsufficientData, ModelUnavailable, PerformanceModel
+from .base import (
+    FEATURES,
+    TARGET,
+    Capabilities,
+    InsufficientData,
+    ModelUnavailable,
+    PerformanceModel,
+    capabilities_of,
+    clone,
+)
 from .castello import CastelloModel
 from .ernest import ErnestModel
 from .extrap_pmnf import ExtraPModel
@@ -26,7 +35,10 @@ MODELS: dict[str, type[PerformanceModel]] = {
 DEFAULT_MODELS = ["generic", "usl", "ernest", "extrap", "linreg_sfs", "castello"]
 
 
-def make_model(name: str, settings: dict | None = None) -> PerformanceModel:
+def make_model(
+    name: str, settings: dict | None = None, seed: int | None = None
+) -> PerformanceModel:
+    """An unfitted model by registry name, with its settings (and the seed, when given)."""
     try:
         cls = MODELS[name]
     except KeyError:
@@ -34,7 +46,10 @@ def make_model(name: str, settings: dict | None = None) -> PerformanceModel:
             f"unknown performance model {name!r}; choose from {', '.join(MODELS)}"
         ) from None
     try:
-        return cls(**(settings or {}))
+        params = dict(settings or {})
+        if seed is not None:
+            params["seed"] = seed
+        return cls(**params)
     except TypeError as exc:
         raise ValueError(f"bad settings for performance model {name!r}: {exc}") from None
 
@@ -44,10 +59,13 @@ def model_from_dict(data: dict) -> PerformanceModel:
 
 
 __all__ = [
+    "Capabilities",
     "DEFAULT_MODELS",
     "FEATURES",
     "MODELS",
     "TARGET",
+    "capabilities_of",
+    "clone",
     "InsufficientData",
     "ModelUnavailable",
     "PerformanceModel",

@@ -11,7 +11,7 @@ import dlperf
 from dlperf.io import SCHEMA_VERSION
 
 from . import MODELS, InsufficientData, ModelUnavailable, make_model, model_from_dict
-from .base import FEATURES, TARGET
+from .base import FEATURES, TARGET, capabilities_of
 from .generic import GenericModel
 
 
@@ -22,7 +22,7 @@ def _finite(value: float) -> float | None:
 def fit_one(name: str, settings: dict, points: pd.DataFrame, seed: int) -> dict:
     """One model's artifact entry; a model that cannot be fitted says why instead of failing."""
     try:
-        model = make_model(name, settings).fit(points, seed)
+        model = make_model(name, settings, seed).fit(points)
     except ModelUnavailable as exc:
         return {"model": name, "status": "unavailable", "reason": str(exc)}
     except InsufficientData as exc:
@@ -34,7 +34,7 @@ def fit_one(name: str, settings: dict, points: pd.DataFrame, seed: int) -> dict:
     entry["train_mape"] = _finite(float(np.mean(np.abs(predicted - measured) / measured) * 100))
     if isinstance(model, GenericModel):
         entry["breakdown"] = breakdown_table(model, points)
-        entry["bootstrap"] = model.bootstrap(points, seed)
+        entry["bootstrap"] = model.bootstrap_refits(points, seed)
     return entry
 
 
@@ -115,7 +115,7 @@ def fit_framework(points: pd.DataFrame, framework: str, models: dict[str, dict],
 
 
 def _across_networks(name: str) -> bool:
-    return bool(getattr(MODELS.get(name), "across_networks", False))
+    return name in MODELS and capabilities_of(MODELS[name]).across_networks
 
 
 ALL_NETWORKS = "all"

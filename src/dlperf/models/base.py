@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -44,10 +46,56 @@ def levels(frame: pd.DataFrame, column: str) -> int:
     return int(frame[column].nunique())
 
 
+# Every configuration feature a model can have a trend in.
+ALL_FEATURES = frozenset(FEATURES)
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a model can do, declared on its class and read through :func:`capabilities_of`.
+
+    Validation, the report, ``predict`` and ``plan`` ask these questions and never probe a model
+    for attributes (scikit-learn's estimator tags are the pattern)."""
+
+    # Its prediction depends on per-network features (param_count, flops_per_sample), so it can
+    # predict a network it was not trained on.
+    uses_network_features: bool = False
+    # Fitted once over all networks of a framework (the artifact's ``all_networks``).
+    across_networks: bool = False
+    # Configuration features the model has a trend in, so it can extrapolate along them.
+    extrapolates_in: frozenset[str] = ALL_FEATURES
+    # Distinct levels of a feature the fit needs (e.g. {"procs": 2}).
+    min_levels: dict[str, int] = field(default_factory=dict)
+    # It says where the time goes: ``term_seconds(rows)`` gives each term's seconds.
+    has_breakdown: bool = False
+
+
 class PerformanceModel(ABC):
+    """A performance model, in scikit-learn's estimator conventions.
+
+    ``__init__`` stores its keyword parameters (hyper-parameters and ``seed``) under their own
+    names and does nothing else, so :meth:`get_params` and :func:`clone` can rebuild an unfitted
+    copy; ``fit`` returns ``self``. What the model can do is :attr:`capabilities`."""
+
     name: ClassVar[str]
     description: ClassVar[str]
     min_points: ClassVar[int] = 2
+    capabilities: ClassVar[Capabilities] = Capabilities()
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        signature = inspect.signature(cls.__init__)
+        return [p.name for p in signature.parameters.values() if p.name != "self"]
+
+    def get_params(self) -> dict:
+        """The constructor's parameters as this model holds them (read by name, as scikit-learn)."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def refit_params(self) -> dict:
+        """Parameters for refitting this fitted model's structure on resampled data (bootstrap):
+        a model whose fit chooses hyper-parameters (a penalty weight, a feature set) fixes them
+        here so refits vary only the constants. By default, its own parameters."""
+        return self.get_params()
 
     def check_enough(self, frame: pd.DataFrame) -> None:
         if len(frame) < self.min_points:
@@ -57,8 +105,8 @@ class PerformanceModel(ABC):
             )
 
     @abstractmethod
-    def fit(self, frame: pd.DataFrame, seed: int = 0) -> PerformanceModel:
-        """Fit on rows with FEATURES and TARGET; return self."""
+    def fit(self, frame: pd.DataFrame) -> PerformanceModel:
+        """Fit on rows with FEATURES and TARGET (seeded by the ``seed`` parameter); return self."""
 
     @abstractmethod
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
@@ -74,3 +122,15 @@ class PerformanceModel(ABC):
 
     def formula(self) -> str:
         return self.description
+
+
+def capabilities_of(model: PerformanceModel | type[PerformanceModel]) -> Capabilities:
+    """The one way to ask what a model (or model class) can do."""
+    cls = model if isinstance(model, type) else type(model)
+    return cls.capabilities
+
+
+def clone(model: PerformanceModel, **overrides) -> PerformanceModel:
+    """An unfitted copy with the same parameters (some replaced by ``overrides``)."""
+    params = {**model.get_params(), **overrides}
+    return type(model)(**params)

@@ -15,7 +15,13 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import nnls
 
-from .base import InsufficientData, PerformanceModel, iteration_seconds, iterations
+from .base import (
+    Capabilities,
+    InsufficientData,
+    PerformanceModel,
+    iteration_seconds,
+    iterations,
+)
 
 BYTES_PER_PARAM = 4.0  # FP32 gradients
 
@@ -31,8 +37,14 @@ class CastelloModel(PerformanceModel):
     name = "castello"
     description = "roofline + alpha-beta ring all-reduce: I*(b F/R + 2(p-1)/p 4W/B + 2(p-1) alpha)"
     min_points = 2
+    # Compute scales with F and the all-reduce with W of each row when the table has them.
+    capabilities = Capabilities(
+        uses_network_features=True,
+        extrapolates_in=frozenset({"procs", "batch_size", "data_size"}),
+    )
 
-    def __init__(self) -> None:
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
         self.inv_rate = self.inv_bandwidth = self.latency = 0.0
         # F and W of the network fitted on (one network per fit): rows to predict that lack
         # the columns (a report's prediction grid, `dlperf predict`) are that network.
@@ -58,7 +70,7 @@ class CastelloModel(PerformanceModel):
             ]
         )
 
-    def fit(self, frame: pd.DataFrame, seed: int = 0) -> CastelloModel:
+    def fit(self, frame: pd.DataFrame) -> CastelloModel:
         self.check_enough(frame)
         flops = _column(frame, "flops_per_sample")
         params = _column(frame, "param_count")

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import nnls
 
-from .base import InsufficientData, PerformanceModel, positive_target
+from .base import Capabilities, InsufficientData, PerformanceModel, positive_target
 
 FEATURES = ("1", "d/p", "log2(p)", "p")
 
@@ -28,11 +28,14 @@ class ErnestModel(PerformanceModel):
     name = "ernest"
     description = "Ernest: NNLS on T = t0 + t1 d/p + t2 log2 p + t3 p"
     min_points = 3
+    # Its features are d/p, log p and p: no batch-size or node-count trend.
+    capabilities = Capabilities(extrapolates_in=frozenset({"procs", "data_size"}))
 
-    def __init__(self) -> None:
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
         self.theta = np.zeros(len(FEATURES))
 
-    def fit(self, frame: pd.DataFrame, seed: int = 0) -> ErnestModel:
+    def fit(self, frame: pd.DataFrame) -> ErnestModel:
         self.check_enough(frame)
         target = positive_target(frame, self.name)
         design = _design(frame)

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .base import (
+    Capabilities,
     InsufficientData,
     ModelUnavailable,
     PerformanceModel,
@@ -67,14 +68,16 @@ class ExtraPModel(PerformanceModel):
     name = "extrap"
     description = "Extra-P PMNF of per-iteration time over the varying parameters (p, b), times I"
     min_points = 3
+    capabilities = Capabilities(extrapolates_in=frozenset({"procs", "batch_size", "data_size"}))
 
-    def __init__(self) -> None:
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
         self.parameters: list[str] = []
         self.function: dict = {}
         self.function_text = ""
         self._function = None
 
-    def fit(self, frame: pd.DataFrame, seed: int = 0) -> ExtraPModel:
+    def fit(self, frame: pd.DataFrame) -> ExtraPModel:
         self.check_enough(frame)
         xp = _extrap()
         self.parameters = [c for c in PARAMETERS if frame[c].nunique() >= 2]

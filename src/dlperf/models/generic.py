@@ -27,7 +27,7 @@ from scipy.optimize import differential_evolution, lsq_linear, nnls
 
 from dlperf.folds import kfold_indices
 
-from .base import TARGET, InsufficientData, PerformanceModel, iterations
+from .base import TARGET, Capabilities, InsufficientData, PerformanceModel, iterations
 
 Array = np.ndarray
 
@@ -220,7 +220,7 @@ class GenericModel(PerformanceModel):
     name = "generic"
     description = "generic model: c0 + I*(overhead + compute b^a + all-reduce + inter-node), DE fit"
     min_points = 3
-    across_networks = False
+    capabilities = Capabilities(has_breakdown=True)
 
     def __init__(
         self,
@@ -232,6 +232,7 @@ class GenericModel(PerformanceModel):
         maxiter: int = 200,
         tol: float = 1e-7,
         bootstrap: int = 20,
+        seed: int = 0,
     ) -> None:
         self.terms = list(terms) if terms is not None else list(DEFAULT_TERMS)
         unknown = [t for t in self.terms if t not in TERMS]
@@ -247,7 +248,8 @@ class GenericModel(PerformanceModel):
         self.popsize = int(popsize)
         self.maxiter = int(maxiter)
         self.tol = float(tol)
-        self.bootstrap_n = int(bootstrap)
+        self.bootstrap = int(bootstrap)
+        self.seed = int(seed)
         # fitted state
         self.values: dict[str, float] = {}
         self.bounds: dict[str, tuple[float, float]] = {}
@@ -261,16 +263,11 @@ class GenericModel(PerformanceModel):
         self.network_features: dict[str, dict[str, float]] = {}
 
     def settings(self) -> dict:
-        return {
-            "terms": self.terms,
-            "lambdas": self.lambdas,
-            "inner_folds": self.inner_folds,
-            "exponent_bounds": list(self.exponent_bounds),
-            "popsize": self.popsize,
-            "maxiter": self.maxiter,
-            "tol": self.tol,
-            "bootstrap": self.bootstrap_n,
-        }
+        return {**self.get_params(), "exponent_bounds": list(self.exponent_bounds)}
+
+    def refit_params(self) -> dict:
+        """Refits keep the penalty weight this fit chose (no inner cross-validation)."""
+        return {**self.get_params(), "lambdas": [self.lam]}
 
     # -- features ---------------------------------------------------------------------------
 
@@ -306,7 +303,7 @@ class GenericModel(PerformanceModel):
             value = term.feature(x).astype(float)
             if term.uses_exponent:
                 value = value**exponent
-            if self.across_networks and term.intrinsic:
+            if self.capabilities.across_networks and term.intrinsic:
                 value = value * self._intrinsic(frame, term.intrinsic)
             cols[name] = iters * value if term.per_iteration else value
         return cols
@@ -486,9 +483,10 @@ class GenericModel(PerformanceModel):
         lam = self.lambdas[0]
         self._set_solution(self._search(frame, lam, seed, cheap, warm), lam)
 
-    def fit(self, frame: pd.DataFrame, seed: int = 0) -> GenericModel:
+    def fit(self, frame: pd.DataFrame) -> GenericModel:
+        seed = self.seed
         frame = self._check(frame)
-        if self.across_networks:
+        if self.capabilities.across_networks:
             self._remember_networks(frame)
         self._prepare(frame)
         if not self._active():
@@ -519,7 +517,7 @@ class GenericModel(PerformanceModel):
 
     # -- bootstrap: the spread of the constants, for prediction intervals ------------------------
 
-    def bootstrap(self, frame: pd.DataFrame, seed: int) -> dict:
+    def bootstrap_refits(self, frame: pd.DataFrame, seed: int) -> dict:
         """Refit on resampled points (cheaper search, the chosen lambda); the constants of each."""
         frame = frame.reset_index(drop=True)
         measured = frame[TARGET].to_numpy(float)
@@ -527,7 +525,7 @@ class GenericModel(PerformanceModel):
         rng = np.random.default_rng(seed)
         warm = (dict(self.values), self.exponent)
         samples = []
-        for _ in range(self.bootstrap_n):
+        for _ in range(self.bootstrap):
             idx = np.sort(rng.integers(0, len(frame), len(frame)))
             resample = frame.iloc[idx].reset_index(drop=True)
             if resample[["procs", "batch_size", "nodes"]].drop_duplicates().shape[0] < 2:
@@ -571,7 +569,7 @@ class GenericModel(PerformanceModel):
         ]
 
     def formula(self) -> str:
-        return formula_text(self.terms, self.across_networks)
+        return formula_text(self.terms, self.capabilities.across_networks)
 
     def _state(self, term: str, off: set[str]) -> str:
         if term in self.inactive:
@@ -583,14 +581,14 @@ class GenericModel(PerformanceModel):
         return {
             "model": self.name,
             "formula": self.formula(),
-            "across_networks": self.across_networks,
+            "across_networks": self.capabilities.across_networks,
             "terms": [
                 {
                     "name": t,
                     "constant": TERMS[t].constant,
                     "formula": TERMS[t].formula,
                     "description": TERMS[t].description,
-                    "scaled_by": TERMS[t].intrinsic if self.across_networks else None,
+                    "scaled_by": TERMS[t].intrinsic if self.capabilities.across_networks else None,
                     "value": self.values.get(t, 0.0),
                     "bounds": list(self.bounds.get(t, (0.0, 0.0))),
                     "scale": self.scales.get(t),
@@ -636,4 +634,6 @@ class GenericAcrossNetworks(GenericModel):
         "generic model across networks: compute c2*F*b^a, all-reduce c3*W*(p-1)/p, "
         "from flops_per_sample F and param_count W"
     )
-    across_networks = True
+    capabilities = Capabilities(
+        uses_network_features=True, across_networks=True, has_breakdown=True
+    )

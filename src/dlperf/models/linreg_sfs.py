@@ -93,7 +93,10 @@ class LinregSFSModel(PerformanceModel):
     description = "linear regression on forward-selected features (1/p, b, d/p, log p, I, I*b, ...)"
     min_points = 4
 
-    def __init__(self, max_features: int = 6, tol: float = 1e-3, cv: int = 3) -> None:
+    def __init__(
+        self, max_features: int = 6, tol: float = 1e-3, cv: int = 3, seed: int = 0
+    ) -> None:
+        self.seed = seed
         self.max_features = int(max_features)
         self.tol = float(tol)
         self.cv = int(cv)
@@ -101,7 +104,7 @@ class LinregSFSModel(PerformanceModel):
         self.coef: list[float] = []
         self.intercept = 0.0
 
-    def fit(self, frame: pd.DataFrame, seed: int = 0) -> LinregSFSModel:
+    def fit(self, frame: pd.DataFrame) -> LinregSFSModel:
         self.check_enough(frame)
         target = positive_target(frame, self.name)
         features = expanded_features(frame)
@@ -109,7 +112,7 @@ class LinregSFSModel(PerformanceModel):
         features = features.loc[:, features.nunique() > 1].T.drop_duplicates().T
         if features.shape[1] == 0:
             raise InsufficientData("linreg_sfs: no feature varies across these points")
-        folds = KFold(n_splits=min(self.cv, len(frame)), shuffle=True, random_state=seed)
+        folds = KFold(n_splits=min(self.cv, len(frame)), shuffle=True, random_state=self.seed)
         if features.shape[1] == 1:
             chosen = list(features.columns)
         else:
@@ -140,7 +143,7 @@ class LinregSFSModel(PerformanceModel):
             "selected_features": self.selected,
             "coefficients": dict(zip(self.selected, self.coef, strict=True)),
             "intercept": self.intercept,
-            "settings": {"max_features": self.max_features, "tol": self.tol, "cv": self.cv},
+            "settings": self.get_params(),
         }
 
     @classmethod

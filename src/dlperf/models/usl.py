@@ -16,7 +16,14 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
-from .base import InsufficientData, PerformanceModel, iteration_seconds, iterations, levels
+from .base import (
+    Capabilities,
+    InsufficientData,
+    PerformanceModel,
+    iteration_seconds,
+    iterations,
+    levels,
+)
 
 PARAMS = ("alpha", "beta", "sigma", "kappa")
 
@@ -30,12 +37,16 @@ class USLModel(PerformanceModel):
     name = "usl"
     description = "USL: I * (alpha + beta b) (1 + sigma (p-1) + kappa p (p-1))"
     min_points = 2
+    capabilities = Capabilities(
+        extrapolates_in=frozenset({"procs", "batch_size", "data_size"}), min_levels={"procs": 2}
+    )
 
-    def __init__(self) -> None:
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
         self.params = dict.fromkeys(PARAMS, 0.0)
         self.variant = "usl"
 
-    def fit(self, frame: pd.DataFrame, seed: int = 0) -> USLModel:
+    def fit(self, frame: pd.DataFrame) -> USLModel:
         self.check_enough(frame)
         if levels(frame, "procs") < 2:
             raise InsufficientData("usl needs at least 2 levels of procs to fit its scaling terms")

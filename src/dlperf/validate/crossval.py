@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dlperf.models import InsufficientData, make_model
+from dlperf.models import MODELS, InsufficientData, capabilities_of, make_model
 from dlperf.models.base import FEATURES, TARGET
 
 from .metrics import METRICS, ape, summarise
@@ -41,11 +41,6 @@ SUMMARY_COLUMNS = [
 STATUSES = ("ok", "not_run", "not_applicable", "insufficient_data", "fit_error")
 
 
-def uses_network_features(model) -> bool:
-    """Whether a model can tell networks apart (and so predict one it has not seen)."""
-    return bool(getattr(model, "uses_network_features", False))
-
-
 class _Fits:
     """Fitted models by (model, scope, training rows): each training set is fitted once."""
 
@@ -57,7 +52,8 @@ class _Fits:
         key = (name, scope, train.tobytes())
         if key not in self._cache:
             try:
-                self._cache[key] = make_model(name, settings).fit(frame.iloc[train], self.seed)
+                model = make_model(name, settings, self.seed)
+                self._cache[key] = model.fit(frame.iloc[train])
             except InsufficientData as exc:
                 self._cache[key] = exc
             except Exception as exc:  # noqa: BLE001 - one failing fit must not hide the others
@@ -179,8 +175,9 @@ def cross_validate(
                     "model": name,
                     "protocol": "cross_network",
                 }
-                if not split_plan.reason and not uses_network_features(
-                    make_model(name, model_settings or {})
+                if (
+                    not split_plan.reason
+                    and not capabilities_of(MODELS[name]).uses_network_features
                 ):
                     summary.append(
                         {
