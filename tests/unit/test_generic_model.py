@@ -7,7 +7,8 @@ import pytest
 
 from dlperf.models import InsufficientData
 from dlperf.models.artifact import fit_framework, load_model
-from dlperf.models.generic import GenericModel, formula_text
+from dlperf.models.generic import GenericModel
+from dlperf.models.terms import formula_text
 
 
 def synthetic_points(c0=0.2, c1=2e-3, c2=4e-4, a=0.9, c3=5e-3, c4=0.0, noise=0.0, seed=0):
