@@ -290,9 +290,11 @@ def test_lambda_inner_folds_never_split_a_configuration():
     choose_lambda(frame, [0.0, 1e-3], inner_folds=3, seed=0, fit=fit)
     assert len(folds) == 2 * 3
     for lam in (0.0, 1e-3):
-        tests = [test for fold_lam, train, test in folds if fold_lam == lam]
-        for _, train, test in (f for f in folds if f[0] == lam):
+        splits = [(train, test) for fold_lam, train, test in folds if fold_lam == lam]
+        for train, test in splits:
             assert not train & test
+        # Every configuration is tested exactly once.
+        tests = [test for _, test in splits]
         assert set().union(*tests) == _configurations(frame)
         assert sum(len(t) for t in tests) == len(_configurations(frame))
 
