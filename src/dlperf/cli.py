@@ -319,10 +319,20 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_write_config(args: argparse.Namespace) -> int:
+    from dlperf.io import atomic_write_json
+
+    atomic_write_json(args.out, _config_sections(args))
+    print(f"the effective configuration -> {args.out}")
+    return 0
+
+
 def cmd_archive(args: argparse.Namespace) -> int:
     from dlperf import archive
 
-    manifest = archive.create(args.results, _config_sections(args), args.out)
+    given = args.config or args.config_json
+    config = _config_sections(args) if given else archive.study_config(args.results)
+    manifest = archive.create(args.results, config, args.out)
     files = sum(1 for node in manifest["@graph"] if node.get("@type") == "File")
     print(f"{files} files with SHA-256 checksums -> {args.out}")
     return 0
@@ -521,10 +531,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--level", type=arg.LEVEL, default=0.9)
     p.set_defaults(func=cmd_plan)
 
+    p = sub.add_parser(
+        "write-config",
+        help="write the effective configuration (defaults filled in) as JSON: "
+        "results/config.json, which `dlperf archive` archives",
+    )
+    p.add_argument("--config", help="a workflow config file")
+    p.add_argument("--config-json", help="the config as JSON (what the workflow passes)")
+    p.add_argument("--out", required=True, help="JSON file to write")
+    p.set_defaults(func=cmd_write_config)
+
     p = sub.add_parser("archive", help="write one file holding the whole study, with checksums")
     p.add_argument("--results", default="results", help="the results directory (default: results)")
-    p.add_argument("--config", help="the workflow config file the study ran with")
-    p.add_argument("--config-json", help="the effective config as JSON (what the workflow passes)")
+    p.add_argument(
+        "--config",
+        help="the workflow config file the study ran with (default: RESULTS/config.json, "
+        "which the workflow writes)",
+    )
+    p.add_argument("--config-json", help="the effective config as JSON")
     p.add_argument("--out", required=True, help="archive to write (.tar.gz)")
     p.set_defaults(func=cmd_archive)
 
@@ -533,7 +557,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--rerun",
         action="store_true",
-        help="re-run fit and validate from the archived timings and compare byte for byte",
+        help="re-run fit, validate and report from the archived timings and compare byte for byte",
     )
     p.set_defaults(func=cmd_verify_archive)
     return parser
