@@ -331,8 +331,9 @@ def _parts(manifest: bytes) -> tuple[dict[str, dict], list[str]]:
 
 
 def _archived_config(data: bytes | None) -> tuple[dict | None, list[str]]:
+    """The archived config.json, or the problem with it (an absent one is reported apart)."""
     if data is None:
-        return None, [f"{CONFIG}: missing (the configuration the study ran with)"]
+        return None, []
     try:
         config = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -372,13 +373,16 @@ def verify(path: str | os.PathLike, rerun: bool = False) -> Verification:
                 result.problems.append(f"{name}: checksum mismatch (the file was changed)")
         for name in sorted(set(found.digests) - set(parts) - {MANIFEST}):
             result.problems.append(f"{name}: in the archive but not in the manifest")
+        # A member the manifest lists is reported above when absent; here, the ones that are
+        # in neither: an archive can be consistent and still not hold a whole study.
+        listed = set(parts) | set(found.digests)
+        if found.config is None and CONFIG not in listed:
+            result.problems.append(f"{CONFIG}: missing (the configuration the study ran with)")
         config, problems = _archived_config(found.config)
         result.problems += problems
         if config is not None:
             result.problems += [
-                f"{name}: missing (every study has it)"
-                for name in required_members(config, found.digests)
-                if name != CONFIG
+                f"{name}: missing (every study has it)" for name in required_members(config, listed)
             ]
         if rerun and result.ok:
             _rerun_and_compare(root, config, parts, result)

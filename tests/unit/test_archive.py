@@ -213,7 +213,7 @@ def test_a_member_every_study_has_is_required(study, tmp_path, member):
     # Removed from the archive only: the manifest still lists it.
     _rewrite(path, lambda name, data: None if name == member else data)
     result = archive.verify(path)
-    assert f"{member}: listed in the manifest but missing" in result.problems
+    assert result.problems == [f"{member}: listed in the manifest but missing"]
     # Removed from the manifest too, so every checksum agrees: still not a whole study.
     _rewrite(path, _edit_manifest(_drop_from_manifest(member)))
     result = archive.verify(path)
