@@ -11,10 +11,8 @@ import argparse
 import math
 from collections.abc import Callable, Sequence
 
-# Upper bounds: far beyond any real cluster or data set, low enough that every product of them
-# stays exact in float64 and no loop over them (plan tries every worker count) runs for hours.
-MAX_COUNT = 10**6  # nodes, workers, per-worker batch size, GPUs per node
-MAX_SAMPLES = 10**12  # samples per epoch
+from dlperf.limits import MAX_COUNT, MAX_FLOPS, MAX_PARAMS, MAX_SAMPLES
+
 MAX_SEED = 2**32 - 1  # NumPy's seeds
 MAX_DEADLINE_S = 1e10  # three centuries
 
@@ -105,7 +103,8 @@ FOLDS = whole(2, MAX_COUNT, "a number of folds")
 EPOCHS = number(0, 1e6, "a number of epochs")
 SAMPLES = number(0, 1e18, "a number of samples")
 LEVEL = number(0, 1, "an interval level", high_open=True)
-FEATURE = number(0, 1e21, "a network feature (parameters or FLOPs)")
+PARAMS = number(0, MAX_PARAMS, "a parameter count")
+FLOPS = number(0, MAX_FLOPS, "FLOPs per sample")
 SECONDS = number(0, 1e7, "a time in seconds")
 
 

@@ -495,9 +495,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--epochs", type=arg.EPOCHS, default=1.0)
     p.add_argument("--level", type=arg.LEVEL, default=0.9, help="prediction-interval level (0.9)")
-    p.add_argument("--param-count", type=arg.FEATURE, help="W of an unseen network (generic_xnet)")
+    p.add_argument("--param-count", type=arg.PARAMS, help="W of an unseen network (generic_xnet)")
     p.add_argument(
-        "--flops-per-sample", type=arg.FEATURE, help="F of an unseen network (generic_xnet)"
+        "--flops-per-sample", type=arg.FLOPS, help="F of an unseen network (generic_xnet)"
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=cmd_predict)
