@@ -360,7 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("env", help="build (or reuse) a framework environment and write its lock")
-    p.add_argument("--framework", required=True)
+    p.add_argument("--framework", required=True, choices=FRAMEWORKS)
     p.add_argument("--requirements", required=True, help="requirements file, e.g. envs/pytorch.txt")
     p.add_argument(
         "--root", help="where environments live (default: $DLPERF_ENV_ROOT or ~/.cache/dlperf/envs)"

@@ -165,6 +165,17 @@ def test_bench_refuses_before_starting_anything(tmp_path):
     assert not (tmp_path / "r.json").exists()
 
 
+def test_env_refuses_an_unknown_framework(tmp_path):
+    # Its name becomes a directory name: '../x' would build outside the environments' root.
+    assert_refused(
+        ["env", "--framework", "../x", "--requirements", "envs/pytorch.txt"]
+        + ["--root", str(tmp_path), "--out", str(tmp_path / "env.json")],
+        "--framework",
+        "pytorch",
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_bad_config_json_is_one_line(study):
     assert_refused(
         ["fit", "--timings", study["timings"], "--framework", "pytorch"]
@@ -255,3 +266,54 @@ def test_validate_hostile_numbers(study, option, value):
 def test_predict_hostile_names(study, network, model_name):
     assert_refused(with_value(predict_args(study), "--network", network))
     assert_refused(with_value(predict_args(study), "--model-name", model_name))
+
+
+@SETTINGS
+@given(
+    nodes=st.integers(1, 1000),
+    per_node=st.integers(1, 1000),
+    batch=st.integers(1, 10**6),
+    data=st.integers(1, 10**12),
+    epochs=st.floats(1e-6, 1e6),
+    level=st.floats(0.01, 0.99),
+)
+def test_predict_at_the_edges_of_what_is_allowed(
+    study, nodes, per_node, batch, data, epochs, level
+):
+    """Values the types accept, up to their bounds: an answer, or one line naming why not;
+    never a traceback or a warning."""
+    argv = predict_args(
+        study,
+        nodes=str(nodes),
+        procs=str(nodes * per_node),
+        **{"batch-size": str(batch), "data-size": str(data)},
+        epochs=repr(epochs),
+        level=repr(level),
+    )
+    code, err = run(argv)
+    assert code == 0 or (code == 2 and err.count("\n") == 1), (code, err)
+
+
+@SETTINGS
+@given(
+    batch=st.integers(1, 10**6),
+    data=st.integers(1, 10**12),
+    samples=st.none() | st.floats(1e-3, 1e18),
+    deadline=st.floats(1e-6, 1e10),
+    gpus_per_node=st.integers(1, 16),
+    level=st.floats(0.01, 0.99),
+)
+def test_plan_at_the_edges_of_what_is_allowed(
+    study, batch, data, samples, deadline, gpus_per_node, level
+):
+    argv = plan_args(
+        study,
+        **{"batch-size": str(batch), "data-size": str(data), "gpus-per-node": str(gpus_per_node)},
+        deadline=f"{deadline:f}",
+        level=repr(level),
+    )
+    if samples is not None:
+        argv += ["--samples", repr(samples)]
+    code, err = run(argv)
+    # 1: no layout meets the deadline, which the output says.
+    assert code in (0, 1) or (code == 2 and err.count("\n") == 1), (code, err)
