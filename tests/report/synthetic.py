@@ -170,6 +170,7 @@ def validated(
             "networks": ["mlp", "lenet"],
             "seed": seed,
             "validation": {"protocols": protocols or PROTOCOLS, "bootstrap": n_boot},
+            "report": {"target": {"data_size": 100_000, "epochs": 10, "deadline": "10m"}},
         },
     }
 

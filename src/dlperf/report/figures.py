@@ -317,7 +317,14 @@ def summary_figure(
         base = sel.iloc[0]
         grid = grid[grid["procs"] >= base["procs"]]
         pred = np.asarray(curve.predict(grid), dtype=float)
-        ax.plot(grid["procs"], pred[0] / pred * base["procs"], "--", color=colours[batch], lw=1)
+        ax.plot(
+            grid["procs"],
+            pred[0] / pred * base["procs"],
+            "--",
+            color=colours[batch],
+            lw=1,
+            label=f"b={batch} {curve.model}",
+        )
     ax.plot([1, 2 * top], [1, 2 * top], "k:", lw=0.8, label="ideal")
     ax.axvline(top, color="grey", lw=0.8, ls=":")
     ax.set_xlabel("workers p")
