@@ -17,6 +17,7 @@ from . import figures, sections
 from .markup import Section
 from .study import Study
 from .summary import summary
+from .template import PAGE
 
 # The page from top to bottom; each part takes the study and returns its sections.
 PARTS: tuple[Callable[[Study], list[Section]], ...] = (
@@ -35,7 +36,6 @@ def _data_uri(figure: figures.Figure) -> str:
 
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("dlperf", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -49,7 +49,7 @@ def _environment() -> jinja2.Environment:
 def render_page(study: Study, parts: list[Section], link_dir: str) -> str:
     return (
         _environment()
-        .get_template("report.html.j2")
+        .from_string(PAGE)
         .render(
             sections=parts,
             nav=[s for s in parts if s.level <= 3],
