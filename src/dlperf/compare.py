@@ -6,9 +6,13 @@ batch, data size) the per-iteration times of all repetitions are pooled:
   (scipy.stats.bootstrap, each study's iterations resampled on its own);
 - a Mann-Whitney U test of the two sets of iteration times, its p-values corrected for the
   number of configurations compared (Benjamini-Hochberg, scipy.stats.false_discovery_control).
-A configuration is *slower* or *faster beyond the noise* when its corrected p-value is below
-``alpha`` and the interval of the ratio excludes 1; a slower one whose ratio exceeds
-1 + ``threshold`` is a *regression* (exit status 1 of `dlperf compare`).
+Iterations of one run are not independent samples of the configuration: a run on a busy or slow
+node is slow throughout. So the noise a change must exceed is also the spread between the
+repetitions of each study (``run_spread``: the largest ratio of two repetitions' median
+iteration times, in either study). A configuration is *slower* (*faster*) *beyond the noise* when
+its corrected p-value is below ``alpha`` and the whole interval of the ratio lies above
+1 + run_spread (below 1 / (1 + run_spread)); a slower one whose ratio exceeds 1 + ``threshold``
+is a *regression* (exit status 1 of `dlperf compare`).
 
 Besides, the candidate's configurations (median epoch time over repetitions) are checked
 against the baseline's fitted model: one outside the model's prediction interval is flagged,
@@ -27,7 +31,7 @@ from scipy import stats
 from dlperf.models import InsufficientData
 from dlperf.models.prediction import predict_rows
 from dlperf.study_files import StudyFiles
-from dlperf.tables import POINT_KEYS
+from dlperf.tables import NOISY_FOREIGN_CPU, POINT_KEYS
 
 COLUMNS = POINT_KEYS + [
     "configuration",
@@ -40,6 +44,8 @@ COLUMNS = POINT_KEYS + [
     "ratio",
     "ratio_lo",
     "ratio_hi",
+    "run_spread",
+    "disturbed_runs",
     "p_value",
     "p_adjusted",
     "verdict",
@@ -116,6 +122,16 @@ def iterations_by_configuration(records: list[dict]) -> dict[tuple, list[np.ndar
     return grouped
 
 
+def disturbed_by_configuration(records: list[dict]) -> dict[tuple, int]:
+    """Successful runs during whose epoch other programs used much of the host's CPU."""
+    counts: dict[tuple, int] = {}
+    for record in records:
+        share = (record.get("noise") or {}).get("foreign_cpu_fraction")
+        if record["status"] == "ok" and share is not None and share > NOISY_FOREIGN_CPU:
+            counts[_key(record)] = counts.get(_key(record), 0) + 1
+    return counts
+
+
 def _median_ratio(base: np.ndarray, cand: np.ndarray, axis: int = -1) -> np.ndarray:
     return np.median(cand, axis=axis) / np.median(base, axis=axis)
 
@@ -136,6 +152,13 @@ def _ratio_interval(base: np.ndarray, cand: np.ndarray, settings: Settings) -> t
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
+def run_spread(reps: list[np.ndarray]) -> float:
+    """How far apart the repetitions of one study are: the largest ratio of two repetitions'
+    median iteration times, less 1 (0 with one repetition)."""
+    medians = [float(np.median(r)) for r in reps]
+    return max(medians) / min(medians) - 1.0
+
+
 def _compare_one(base_reps: list[np.ndarray], cand_reps: list[np.ndarray], settings: Settings):
     base, cand = np.concatenate(base_reps), np.concatenate(cand_reps)
     ratio = float(_median_ratio(base, cand))
@@ -151,6 +174,7 @@ def _compare_one(base_reps: list[np.ndarray], cand_reps: list[np.ndarray], setti
         "ratio": ratio,
         "ratio_lo": lo,
         "ratio_hi": hi,
+        "run_spread": max(run_spread(base_reps), run_spread(cand_reps)),
         "p_value": p_value,
     }
 
@@ -164,8 +188,9 @@ def _verdicts(rows: pd.DataFrame, settings: Settings) -> pd.DataFrame:
         return rows
     rows["p_adjusted"] = stats.false_discovery_control(rows["p_value"].to_numpy(), method="bh")
     significant = rows["p_adjusted"] < settings.alpha
-    slower = significant & (rows["ratio_lo"] > 1.0)
-    faster = significant & (rows["ratio_hi"] < 1.0)
+    noise = 1.0 + rows["run_spread"]
+    slower = significant & (rows["ratio_lo"] > noise)
+    faster = significant & (rows["ratio_hi"] < 1.0 / noise)
     rows["verdict"] = np.select([slower, faster], ["slower", "faster"], default="same")
     rows["regression"] = slower & (rows["ratio"] > 1.0 + settings.threshold)
     return rows
@@ -245,6 +270,7 @@ def compare(baseline: StudyFiles, candidate: StudyFiles, settings: Settings) -> 
     if not base or not cand:
         empty = baseline.source if not base else candidate.source
         raise ValueError(f"{empty} has no successful run to compare; check its failures.csv")
+    disturbed = [disturbed_by_configuration(s.records) for s in (baseline, candidate)]
     rows = []
     for key in sorted(set(base) & set(cand)):
         config = dict(zip(POINT_KEYS, key, strict=True))
@@ -253,6 +279,7 @@ def compare(baseline: StudyFiles, candidate: StudyFiles, settings: Settings) -> 
                 **config,
                 "configuration": label(config),
                 **_compare_one(base[key], cand[key], settings),
+                "disturbed_runs": sum(d.get(key, 0) for d in disturbed),
             }
         )
     frame = _verdicts(pd.DataFrame(rows, columns=COLUMNS[: COLUMNS.index("p_value") + 1]), settings)

@@ -73,6 +73,9 @@ TIMING_COLUMNS = (
     ]
 )
 MIB = 2**20
+# A run during whose timed epoch other programs used more than this share of its host's CPU
+# (foreign_cpu_fraction) was disturbed: its times say more about the neighbours than about it.
+NOISY_FOREIGN_CPU = 0.10
 # Optional per-network features carried from the timings into the points when present.
 NETWORK_FEATURES = ["param_count", "flops_per_sample"]
 FAILURE_COLUMNS = CONFIG_COLUMNS + ["status", "error", "hostname", "slurm_job_id", "record"]

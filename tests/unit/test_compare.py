@@ -130,3 +130,21 @@ def test_unreadable_inputs_are_named(tmp_path, capsys):
     bad.write_bytes(b"not a tar")
     assert main(["compare", str(bad), str(bad)]) == 2
     assert "not a readable dlperf archive" in capsys.readouterr().err
+
+
+def test_a_change_within_the_run_to_run_spread_is_not_flagged(tmp_path):
+    base = _records(seed=2)
+    for record in base:  # repetition 2 of every configuration ran 20% slower
+        if record["config"]["rep"] == 2:
+            record["iter_times_s"] = [t * 1.2 for t in record["iter_times_s"]]
+            record["noise"] = {"foreign_cpu_fraction": 0.4}
+    cand = _records(seed=3, slow_config=SLOW, factor=1.1)
+    a = _write_study(tmp_path / "a", base)
+    b = _write_study(tmp_path / "b", cand)
+    result = compare.compare(load_study(a), load_study(b), compare.Settings())
+    row = result.rows[result.rows["configuration"] == "pytorch/mlp cpu n1 p2 b16 d512"].iloc[0]
+    assert row["p_adjusted"] < 0.05 and row["ratio_lo"] > 1.0  # the test alone would flag it
+    assert row["run_spread"] == pytest.approx(0.2, abs=0.03)
+    assert row["verdict"] == "same" and result.regressions.empty
+    assert (result.rows["disturbed_runs"] == 1).all()
+    assert main(["compare", str(a), str(b)]) == 0

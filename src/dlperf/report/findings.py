@@ -14,14 +14,13 @@ from dlperf.models import InsufficientData
 from dlperf.models.generic import TERMS
 from dlperf.models.planning import parse_duration, plan
 from dlperf.models.prediction import predict_rows
+from dlperf.tables import NOISY_FOREIGN_CPU
 
 from .study import Study
 
 # Which protocol's ranking stands for "the model to believe": the first one that ran.
 PROTOCOL_ORDER = ("kfold", "loo_procs", "loo_batch", "extrapolation_procs", "extrapolation_batch")
 VS_BEST_ORDER = {"best": 0, "within_noise": 1, "worse": 2}
-# A run during whose epoch other programs used more than this share of the host's CPU.
-NOISY_FOREIGN_CPU = 0.10
 COMMUNICATION_TERMS = ("allreduce_bw", "allreduce_lat", "internode", "sync_linear")
 INTERVAL_LEVEL = 0.9
 DEFAULT_PLAN_MAX_PROCS = 64
