@@ -10,7 +10,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dlperf.models import InsufficientData
 from dlperf.models.generic import TERMS
 from dlperf.models.planning import parse_duration, plan
 from dlperf.models.prediction import predict_rows
@@ -52,6 +51,20 @@ def largest_scale(points: pd.DataFrame) -> list[Scaling]:
         speedup = float(base["epoch_time_s"] / group["epoch_time_s"].iloc[-1] * base["procs"])
         found.append(Scaling(top, int(base["procs"]), int(batch), data, speedup, speedup / top))
     return sorted(found, key=lambda s: (-s.speedup, s.batch_size))
+
+
+def reference_point(points: pd.DataFrame, scales: list[Scaling]) -> pd.Series:
+    """The configuration the Summary quotes interval and breakdown at: the best-scaling batch
+    at the largest scale, else the largest configuration measured."""
+    if not scales:
+        return points.sort_values(["procs", "data_size", "batch_size"]).iloc[-1]
+    best = scales[0]
+    chosen = (
+        (points["procs"] == best.procs)
+        & (points["batch_size"] == best.batch_size)
+        & (points["data_size"] == best.data_size)
+    )
+    return points[chosen].iloc[0]
 
 
 @dataclass(frozen=True)
@@ -105,12 +118,10 @@ class Interval:
 def prediction_interval(
     artifact: dict, network: str, model: str, row: pd.Series | dict
 ) -> Interval | None:
-    """The model's prediction and interval at one configuration; None without an interval."""
+    """The model's prediction and interval at one configuration; None when the model stores no
+    interval. A model that cannot predict there raises ValueError (predict_rows says why)."""
     frame = pd.DataFrame([{k: row[k] for k in ("nodes", "procs", "batch_size", "data_size")}])
-    try:
-        out = predict_rows(artifact, network, model, frame, level=INTERVAL_LEVEL).iloc[0]
-    except (InsufficientData, KeyError, ValueError):
-        return None
+    out = predict_rows(artifact, network, model, frame, level=INTERVAL_LEVEL).iloc[0]
     if pd.isna(out["epoch_time_lo_s"]):
         return None
     return Interval(

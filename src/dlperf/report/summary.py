@@ -4,6 +4,7 @@ distrust."""
 
 from __future__ import annotations
 
+import pandas as pd
 from markupsafe import Markup
 
 from dlperf.models import InsufficientData
@@ -122,72 +123,66 @@ def _facts(items: list[tuple[str, str]]) -> Markup:
     return Markup(f'<ul class="facts">{rows}</ul>')
 
 
+def _where_time_goes(generic: dict, at: pd.Series) -> str:
+    if generic.get("status") != "ok":
+        return "no generic model was fitted, so there is no breakdown."
+    breakdown = findings.dominant_term(
+        generic, int(at["procs"]), int(at["batch_size"]), int(at["data_size"])
+    )
+    return " ".join([findings.expression_in_words(generic) + ".", breakdown_line(breakdown)])
+
+
+def _warnings_block(framework: str, network: str, warnings: list[str]) -> Markup:
+    """The one place where a network's warnings are listed."""
+    items = Markup("").join(Markup(f"<li>{esc(w)}</li>") for w in warnings)
+    return Markup(
+        f'<div class="warnings" id="warnings-{esc(framework)}-{esc(network)}">'
+        f"<b>Warnings:</b> {f'<ul>{items}</ul>' if warnings else 'none.'}</div>"
+    )
+
+
 def network_summary(study: Study, framework: str, network: str) -> Section:
-    ident = f"summary-{framework}-{network}"
-    section = Section(ident, f"{framework} / {network}", level=3)
+    section = Section(f"summary-{framework}-{network}", f"{framework} / {network}", level=3)
     points = study.points_of(framework, network)
     if points.empty:
         section.blocks.append(paragraph("No successful measurement.", "muted"))
         return section
+    models = study.artifacts[framework]["networks"][network]["models"]
+    fitted = {name for name, entry in models.items() if entry.get("status") == "ok"}
     scales = findings.largest_scale(points)
+    at = findings.reference_point(points, scales)
     belief = findings.model_to_believe(study.summary_of(framework, network))
-    artifact = study.artifacts[framework]
-    models = artifact["networks"][network]["models"]
-    chosen = belief.model if belief and models.get(belief.model, {}).get("status") == "ok" else None
-    planner = chosen or ("generic" if models.get("generic", {}).get("status") == "ok" else None)
-    at = points.sort_values(["procs", "data_size", "batch_size"]).iloc[-1]
-    if scales:
-        at = points[
-            (points["procs"] == scales[0].procs)
-            & (points["batch_size"] == scales[0].batch_size)
-            & (points["data_size"] == scales[0].data_size)
-        ].iloc[0]
-    at_text = f"p{int(at['procs'])} b{int(at['batch_size'])} d{int(at['data_size'])}"
-    interval = findings.prediction_interval(artifact, network, chosen, at) if chosen else None
-    generic = models.get("generic", {})
-    expression = findings.expression_in_words(generic) if generic.get("status") == "ok" else ""
-    breakdown = (
-        findings.dominant_term(
-            generic, int(at["procs"]), int(at["batch_size"]), int(at["data_size"])
-        )
-        if expression
-        else None
-    )
-    answer, plan_problem = None, ""
+    # The believed model answers; the generic one when the believed one was not fitted here.
+    chosen = belief.model if belief and belief.model in fitted else None
+    planner = chosen or ("generic" if "generic" in fitted else None)
+    warnings = []
+    interval = None
+    if chosen:
+        try:
+            interval = findings.prediction_interval(study.artifacts[framework], network, chosen, at)
+        except ValueError as exc:
+            warnings.append(f"{chosen} cannot predict its own largest configuration: {exc}")
+    answer = None
     if planner:
         try:
             answer = findings.planning_answer(study, framework, network, planner)
         except (InsufficientData, KeyError, ValueError) as exc:
-            plan_problem = f"The planning answer could not be computed with {planner}: {exc}"
+            warnings.append(f"The planning answer could not be computed with {planner}: {exc}")
+    at_text = f"p{int(at['procs'])} b{int(at['batch_size'])} d{int(at['data_size'])}"
     lines = [
         ("Scaling", scaling_line(scales)),
         ("Model to believe", belief_line(belief, interval, at_text)),
-        (
-            "Where the time goes",
-            " ".join(x for x in (expression + ".", breakdown_line(breakdown)) if x != "."),
-        ),
+        ("Where the time goes", _where_time_goes(models.get("generic", {}), at)),
         ("Plan", plan_line(answer) if planner else "no fitted model to plan with."),
         ("Resources", resources_line(findings.resources(study.timings_of(framework, network)))),
     ]
     curves, _ = fitted_curves(study, framework, network)
-    curve = curves.get(chosen) if chosen else curves.get("generic")
-    warnings = findings.warnings(study, framework, network, answer)
-    if plan_problem:
-        warnings.append(plan_problem)
     section.blocks += [
         _facts(lines),
-        figures.summary_figure(framework, network, points, curve),
-        Markup(
-            f'<div class="warnings" id="warnings-{esc(framework)}-{esc(network)}"><b>Warnings:</b> '
-        )
-        + (
-            Markup("<ul>")
-            + Markup("").join(Markup(f"<li>{esc(w)}</li>") for w in warnings)
-            + Markup("</ul>")
-            if warnings
-            else Markup("none.")
-        )
-        + Markup("</div>"),
+        figures.summary_figure(framework, network, points, curves.get(planner)),
+        _warnings_block(
+            framework, network, findings.warnings(study, framework, network, answer) + warnings
+        ),
     ]
     return section
 
