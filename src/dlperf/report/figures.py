@@ -20,7 +20,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure as MplFigure
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator
 
 from dlperf.io import atomic_write_bytes
 
@@ -93,6 +93,14 @@ def _render(
     fig.set_layout_engine("none")
     fig.savefig(svg, format="svg", metadata=SVG_METADATA)
     return Figure(path, title, caption, png.getvalue(), svg.getvalue())
+
+
+def _plain_log_ticks(axis) -> None:
+    """A log axis labelled with plain numbers at 1, 2 and 5 of each decade: no 3×10⁻¹ labels
+    crowding each other on a short range."""
+    axis.set_minor_locator(LogLocator(subs=(2.0, 5.0)))
+    axis.set_minor_formatter(FormatStrFormatter("%.3g"))
+    axis.set_major_formatter(FormatStrFormatter("%.3g"))
 
 
 def _whole_workers(ax) -> None:
@@ -211,6 +219,7 @@ def _scaling_panel(
     _whole_workers(ax)
     if not throughput:
         ax.set_yscale("log")
+        _plain_log_ticks(ax.yaxis)
 
 
 def _band_caption(curves: dict[str, Curve]) -> str:
@@ -382,6 +391,8 @@ def accuracy_figure(
             ax.plot([lo, hi], [lo, hi], "k-", lw=0.8, label="y = x")
             ax.set_xscale("log")
             ax.set_yscale("log")
+            _plain_log_ticks(ax.xaxis)
+            _plain_log_ticks(ax.yaxis)
         ax.set_title(protocol, fontsize=8)
         ax.set_xlabel("measured epoch time [s]")
         ax.set_ylabel("predicted epoch time [s]")
