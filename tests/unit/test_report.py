@@ -1,5 +1,6 @@
 """The report from a synthetic dataset taken through the real fit, validate and report code."""
 
+import dataclasses
 import importlib.util
 import re
 from pathlib import Path
@@ -327,3 +328,30 @@ def test_worker_axes_tick_whole_workers():
     figures._whole_workers(ax)
     ticks = [t for t in ax.get_xticks() if 1 <= t <= 3]
     assert ticks and all(float(t).is_integer() for t in ticks)
+
+
+def test_summary_lines_say_how_the_model_was_chosen():
+    from dlperf.report.findings import Belief, Interval
+    from dlperf.report.summary import belief_line
+
+    best = Belief("generic", "kfold", 3.1, 2.0, 4.5, "within_noise", 1.2, 3)
+    text = belief_line(best, Interval(1.0, 0.9, 1.2), "p8 b32 d4096")
+    assert text.startswith("generic: kfold MAPE 3.1% [2, 4.5] (within the noise of the best;")
+    assert "own noise: 1.2%" in text and "at p8 b32 d4096: 0.9–1.2 s" in text
+    by_mape = belief_line(Belief("usl", "kfold", 3.1, 2.0, 4.5, None, None, 1), None, "x")
+    assert "ranked by MAPE" in by_mape and "stores no prediction interval" in by_mape
+
+
+def test_extrapolated_plans_and_failed_runs_are_warned_about(data):
+    from dlperf.report import findings
+
+    study = synthetic.study(data)
+    answer = findings.planning_answer(study, "pytorch", "mlp", "generic")
+    assert answer.choice is not None and answer.extrapolated == []
+    far = dataclasses.replace(answer, choice={**answer.choice, "procs": 16, "nodes": 4})
+    (warning,) = findings.extrapolation_warnings(far)
+    assert "16 workers (measured up to 4)" in warning
+    failed = data["failures"].assign(framework="pytorch", network="mlp")
+    study = dataclasses.replace(study, failures=pd.concat([failed, failed]))
+    found = findings.warnings(study, "pytorch", "mlp", far)
+    assert "2 run(s) did not finish (2 failed)" in found[-2] and found[-1] == warning
