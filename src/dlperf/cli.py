@@ -354,6 +354,25 @@ def cmd_verify_archive(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from dlperf.compare import Settings, compare
+    from dlperf.compare_render import render
+    from dlperf.io import atomic_write_text
+    from dlperf.study_files import load_study
+
+    settings = Settings(
+        threshold=args.threshold, alpha=args.alpha, model=args.model_name, seed=args.seed
+    )
+    result = compare(load_study(args.baseline), load_study(args.candidate), settings)
+    text = render(result, args.format)
+    if args.out:
+        atomic_write_text(args.out, text)
+        print(f"{len(result.regressions)} regression(s) -> {args.out}")
+    else:
+        sys.stdout.write(text)
+    return 1 if not result.regressions.empty else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = arg.Parser(prog="dlperf", description=__doc__)
     parser.add_argument("--version", action="version", version=f"dlperf {__version__}")
@@ -560,6 +579,32 @@ def build_parser() -> argparse.ArgumentParser:
         help="re-run fit, validate and report from the archived timings and compare byte for byte",
     )
     p.set_defaults(func=cmd_verify_archive)
+
+    p = sub.add_parser(
+        "compare",
+        help="compare two studies configuration by configuration; exit 1 on a regression",
+    )
+    p.add_argument("baseline", help="results directory or archive (.tar.gz) of the old study")
+    p.add_argument("candidate", help="results directory or archive (.tar.gz) of the new study")
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=0.05,
+        help="slowdown (fraction of the median iteration) that counts as a regression "
+        "(default 0.05)",
+    )
+    p.add_argument(
+        "--alpha", type=float, default=0.05, help="false discovery rate of the tests (default 0.05)"
+    )
+    p.add_argument(
+        "--model-name",
+        default="generic",
+        help="baseline model whose prediction interval the candidate's runs are checked against",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals")
+    p.add_argument("--format", choices=["markdown", "html"], default="markdown")
+    p.add_argument("--out", help="write the answer here instead of to standard output")
+    p.set_defaults(func=cmd_compare)
     return parser
 
 
