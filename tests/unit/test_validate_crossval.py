@@ -104,7 +104,8 @@ def test_protocols_that_cannot_run_are_reported_with_their_reason():
     protocols = {
         "loo_procs": {},
         "cross_network": {},
-        "extrapolation_batch": {"train_max_batch": 8},
+        "extrapolation_batch": {"train_max_batch": 16},
+        "extrapolation_procs": {},
     }
     predictions, summary = cross_validate(
         frame, "pytorch", {"proportional": {}}, protocols, n_boot=20
@@ -114,21 +115,29 @@ def test_protocols_that_cannot_run_are_reported_with_their_reason():
     assert "at least 3 levels of procs" in by_protocol.loc["loo_procs", "reason"]
     assert by_protocol.loc["cross_network", "status"] == "not_run"
     assert "at least 2 networks" in by_protocol.loc["cross_network", "reason"]
-    # training on batch 8 only leaves 4 points: enough for this model
+    # training on batch 8 and 16 leaves 8 points: enough for this model
     assert by_protocol.loc["extrapolation_batch", "status"] == "ok"
-    assert set(predictions["batch_size"]) == {16, 32}
+    assert set(predictions["batch_size"]) == {32}
+    # procs {1, 2}: extrapolating trains on procs 1 alone, which cannot inform
+    assert by_protocol.loc["extrapolation_procs", "status"] == "insufficient_data"
+    assert "single level of procs" in by_protocol.loc["extrapolation_procs", "reason"]
+    assert np.isnan(by_protocol.loc["extrapolation_procs", "mape"])
 
 
 def test_too_few_points_for_a_fold_and_fit_errors_are_reported():
     frame = points(procs=(1, 2, 4), batches=(8,))  # 6 points
-    protocols = {"loo_procs": {}, "extrapolation_procs": {"train_max_procs": 1}}
     _, summary = cross_validate(
-        frame, "pytorch", {"proportional": {}, "broken": {}}, protocols, n_boot=20
+        frame, "pytorch", {"proportional": {}, "broken": {}}, {"loo_procs": {}}, n_boot=20
     )
     rows = summary.set_index(["model", "protocol"])
     loo = rows.loc[("proportional", "loo_procs")]
     assert loo["status"] == "ok" and loo["n_folds"] == 3
-    extrapolation = rows.loc[("proportional", "extrapolation_procs")]
+    # one data size: training on procs 1 and 2 leaves 2 points, this model needs 4
+    small = frame[frame["data_size"] == 512]
+    _, extrapolated = cross_validate(
+        small, "pytorch", {"proportional": {}}, {"extrapolation_procs": {"train_max_procs": 2}}
+    )
+    (extrapolation,) = extrapolated.to_dict("records")
     assert extrapolation["status"] == "insufficient_data"
     assert "needs at least 4" in extrapolation["reason"]
     broken = rows.loc[("broken", "loo_procs")]
