@@ -142,3 +142,31 @@ def test_cross_network_validates_generic_xnet_on_an_external_csv(tmp_path):
     assert (xnet["vs_best"] == "best").all()  # the only model that can predict a new network
     generic = summary[summary["model"] == "generic"]
     assert (generic["status"] == "not_applicable").all() and generic["vs_best"].isna().all()
+
+
+@pytest.mark.parametrize("path", ["config/config.yaml", "tests/workflow/tiny.yaml"])
+def test_every_configured_protocol_informs_on_its_own_sweep(path):
+    from dataclasses import asdict
+    from pathlib import Path
+
+    from dlperf import config as cfg
+
+    config = cfg.load(Path(__file__).parents[2] / path)
+    runs = pd.DataFrame([asdict(run) for run in cfg.run_configs(config)])
+    network = runs["network"].iloc[0]
+    runs = runs[(runs["framework"] == runs["framework"].iloc[0]) & (runs["network"] == network)]
+    rng = np.random.default_rng(0)
+    # Times shaped like the generic model, 3 % noise per repetition.
+    iters = np.ceil(runs["data_size"] / (runs["procs"] * runs["batch_size"]))
+    t_iter = 0.004 + 2e-4 * runs["batch_size"] + 0.01 * (runs["procs"] - 1) / runs["procs"]
+    runs = runs.assign(
+        epoch_time_s=iters * t_iter * rng.lognormal(0, 0.03, len(runs)), samples_per_s=1.0
+    )
+    protocols = config["validation"]["protocols"]
+    _, summary = cross_validate(
+        tables.to_points(runs), runs["framework"].iloc[0], MODELS, protocols, n_boot=50
+    )
+    assert set(summary["protocol"]) == set(protocols)
+    assert (summary["status"] == "ok").all(), summary[["model", "protocol", "status", "reason"]]
+    # each protocol tests on more than one unit, so every interval exists
+    assert (summary["n_units"] >= 2).all() and summary["mape_lo"].notna().all()
