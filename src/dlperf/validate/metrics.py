@@ -102,7 +102,7 @@ def unit_bootstrap(
         n_resamples=n_boot,
         confidence_level=level,
         method="percentile",
-        random_state=np.random.default_rng(seed),
+        rng=np.random.default_rng(seed),
     )
     interval = result.confidence_interval
     return np.asarray(interval.low, dtype=float), np.asarray(interval.high, dtype=float)
