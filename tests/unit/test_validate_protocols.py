@@ -3,6 +3,8 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dlperf.validate.protocols import expand_aliases, plan, plan_cross_network
 
@@ -152,3 +154,37 @@ def test_aliases_and_unknown_protocols():
         expand_aliases(["holdout"])
     with pytest.raises(ValueError, match="unknown validation protocol"):
         plan(grid(), "holdout")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    configurations=st.lists(
+        st.tuples(st.sampled_from((1, 2)), st.sampled_from((1, 2, 4, 8)), st.sampled_from((8, 16))),
+        min_size=1,
+        max_size=16,
+        unique=True,
+    ),
+    copies=st.integers(1, 4),
+    k=st.integers(2, 6),
+    seed=st.integers(0, 2**16),
+)
+def test_kfold_property_whole_configurations_in_one_fold(configurations, copies, k, seed):
+    # each configuration measured at `copies` data sizes (or repetitions), rows shuffled
+    rows = [
+        {"network": "mlp", "nodes": n, "procs": p, "batch_size": b, "data_size": 256 * (c + 1)}
+        for (n, p, b), c in itertools.product(configurations, range(copies))
+    ]
+    points = pd.DataFrame(rows).sample(frac=1.0, random_state=seed % 1000).reset_index(drop=True)
+    result = plan(points, "kfold", {"k": k}, seed=seed)
+    if len(configurations) < 3:
+        assert not result.splits and f"found {len(configurations)}" in result.reason
+        return
+    assert len(result.splits) == min(k, len(configurations))
+    fold_of = np.full(len(points), -1)
+    for number, split in enumerate(result.splits):
+        assert len(split.test) and (fold_of[split.test] == -1).all()
+        fold_of[split.test] = number
+        assert sorted(np.concatenate([split.train, split.test])) == list(range(len(points)))
+    assert (fold_of >= 0).all()
+    keys = points[["nodes", "procs", "batch_size"]].apply(tuple, axis=1)
+    assert (pd.Series(fold_of).groupby(keys).nunique() == 1).all()
