@@ -14,6 +14,7 @@ own schema, so prediction re-creates it from the artifact and evaluates it.
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import warnings
 
@@ -117,7 +118,9 @@ class ExtraPModel(PerformanceModel):
 
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
         if self._function is None:
-            self._function = _extrap()["FunctionSchema"]().load(self.function)
+            # Extra-P's schema deletes the type field from the dict it loads: give it a copy, so
+            # the artifact entry can be loaded again (predict, then the band, of one artifact).
+            self._function = _extrap()["FunctionSchema"]().load(copy.deepcopy(self.function))
         values = frame[self.parameters].to_numpy(float).T
         per_iter = self._function.evaluate(values[0] if len(self.parameters) == 1 else values)
         per_iter = np.broadcast_to(np.asarray(per_iter, float), (len(frame),))
