@@ -90,7 +90,12 @@ def cmd_fit(args: argparse.Namespace) -> int:
     for network, info in groups:
         for name, entry in info["models"].items():
             if entry["status"] == "ok":
-                detail = f"train MAPE {entry['train_mape']:.2f}%"
+                stored = entry["interval"]
+                refits = len(stored["refits"])
+                detail = (
+                    f"train MAPE {entry['train_mape']:.2f}%, "
+                    f"{refits}/{refits + stored['skipped']} interval refits"
+                )
             else:
                 detail = entry["reason"]
             print(f"{args.framework}/{network}/{name}: {entry['status']} ({detail})")

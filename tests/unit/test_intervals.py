@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
 import math
 
 import numpy as np
@@ -265,3 +266,22 @@ def test_artifact_check_accepts_a_real_artifact_and_names_the_damaged_field(arti
         lambda a: a["all_networks"]["models"]["generic_xnet"].update(**{"lambda": float("nan")})
     )
     assert "all_networks.models.generic_xnet.lambda is NaN" in message
+
+
+def test_the_report_stage_refuses_a_damaged_artifact(artifact, tmp_path):
+    from dlperf import stages
+    from dlperf.io import atomic_write_json
+
+    bad = copy.deepcopy(artifact)
+    bad["networks"]["lenet"]["models"]["castello"]["constants"]["latency_s"] = float("nan")
+    path = tmp_path / "pytorch.json"
+    path.write_text(json.dumps(bad))
+    timings_csv = tmp_path / "t.csv"
+    timings().to_csv(timings_csv, index=False)
+    summary = tmp_path / "summary.csv"
+    summary.write_text("framework,network,model,protocol,status\n")
+    with pytest.raises(ArtifactError, match="castello.constants.latency_s is NaN"):
+        stages.report(timings_csv, None, [path], summary, [], {}, tmp_path / "index.html")
+    assert not (tmp_path / "index.html").exists()
+    atomic_write_json(path, artifact)  # the sound artifact is written by the same writer
+    assert check_artifact(json.loads(path.read_text()), str(path))
