@@ -174,7 +174,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def _read_artifact(path: str) -> dict:
-    from dlperf.models.artifact import load_artifact
+    from dlperf.models.artifact_check import load_artifact
 
     return load_artifact(path)
 

@@ -14,7 +14,8 @@ import pytest
 from dlperf.folds import configuration_groups
 from dlperf.io import SCHEMA_VERSION
 from dlperf.models import DEFAULT_MODELS, MODELS, make_model, model_from_dict
-from dlperf.models.artifact import ArtifactError, check_artifact, fit_framework
+from dlperf.models.artifact import fit_framework
+from dlperf.models.artifact_check import ArtifactError, check_artifact
 from dlperf.models.intervals import bootstrap_interval, resample_configurations
 from dlperf.models.planning import cost_unit, plan
 from dlperf.models.prediction import extrapolation_warnings, predict_rows

@@ -23,6 +23,7 @@ import pandas as pd
 
 from dlperf.folds import configuration_groups
 
+from .artifact_check import non_finite_field
 from .base import TARGET, InsufficientData, PerformanceModel
 
 METHOD = (
@@ -35,17 +36,6 @@ DEFAULT_LEVEL = 0.9
 # Residual draws laid over each refit's prediction; fixed so a row's interval does not depend
 # on which other rows are predicted with it.
 RESIDUAL_DRAWS = 20
-
-
-def _all_finite(value: object) -> bool:
-    """Whether every number in a JSON-like value is finite (artifacts are written without NaN)."""
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, dict):
-        return all(_all_finite(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return all(_all_finite(v) for v in value)
-    return True
 
 
 def resample_configurations(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
@@ -72,7 +62,7 @@ def bootstrap_interval(
     predicted = np.asarray(model.predict(points), dtype=float)
     residuals = (measured - predicted) / predicted
     rng = np.random.default_rng(seed)
-    params = model.refit_params()
+    params, name = model.refit_params(), type(model).name
     stored, skipped = [], 0
     for _ in range(refits):
         resample = resample_configurations(points, rng)
@@ -82,7 +72,7 @@ def bootstrap_interval(
             skipped += 1
             continue
         entry = refit.to_dict()
-        if not _all_finite(entry):
+        if non_finite_field(entry, name):
             skipped += 1
             continue
         stored.append(entry)
