@@ -23,6 +23,7 @@ import pandas as pd
 
 from dlperf.folds import configuration_groups
 
+from . import model_from_dict
 from .artifact_check import non_finite_field
 from .base import TARGET, InsufficientData, PerformanceModel
 
@@ -89,8 +90,6 @@ def interval(
     stored: dict | None, rows: pd.DataFrame, level: float, seed: int
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """(lo, hi) epoch time at each row at the given level, or None without refits."""
-    from . import model_from_dict
-
     if not 0.0 < level < 1.0:
         raise ValueError(f"the interval level must be between 0 and 1, got {level}")
     refits = (stored or {}).get("refits") or []
