@@ -206,7 +206,7 @@ def test_measured_ranges_and_extrapolation_warnings(artifact):
 
     assert extrapolation_warnings(artifact, "lenet", rows(procs=8)) == []
     (workers,) = extrapolation_warnings(artifact, "lenet", rows(procs=9))
-    assert "9 workers is beyond twice the largest measured (4)" in workers
+    assert "9 workers is beyond twice the largest measured worker count (4)" in workers
     warnings = extrapolation_warnings(artifact, "lenet", rows(procs=64, nodes=8))
     assert len(warnings) == 2 and "single-node measurements" in warnings[1]
     (batch,) = extrapolation_warnings(artifact, "lenet", rows(batch_size=128))
