@@ -1,4 +1,4 @@
-"""Validation protocols (DESIGN.md section 5): which points train a model and which test it.
+"""Validation protocols (docs/report.md, "Protocols"): which points train a model and which test it.
 
 A protocol turns the points of one network (or, for ``cross_network``, of one framework) into
 splits. When the points cannot support a protocol the plan carries the reason instead, so the
