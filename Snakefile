@@ -53,7 +53,8 @@ CODE = {
     for stage in dlperf.provenance.STAGE_ENTRIES
 }
 BENCH_CODE = {
-    framework: dlperf.provenance.code_digest("bench", framework) for framework in FRAMEWORKS
+    framework: dlperf.provenance.code_digest("bench", framework)
+    for framework in FRAMEWORKS
 }
 # Every run record names the workflow's commit, wherever the jobs run (their working
 # directory need not be inside the repository).
