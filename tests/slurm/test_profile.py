@@ -52,7 +52,8 @@ def planned_bench_jobs(text: str) -> dict[str, dict[str, str]]:
 
 def test_profile_is_found_from_the_repository_root(workflow_bin, repo, tmp_path):
     assert (repo / "slurm").resolve() == (repo / "profiles" / "slurm").resolve()
-    text = dry_run(workflow_bin, repo, tmp_path)
+    # The config named explicitly: `configfile:` is looked up in the working directory.
+    text = dry_run(workflow_bin, repo, tmp_path, "--configfile", "config/config.yaml")
     assert "Using profiles slurm and workflow specific profile profiles/default" in text
     jobs = planned_bench_jobs(text)
     default = cfg.load(repo / "config" / "config.yaml")

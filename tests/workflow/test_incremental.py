@@ -156,7 +156,10 @@ def test_comment(finished_run, workflow_bin, repo, tmp_path):
     env = changed_package(
         repo,
         tmp_path,
-        {"bench/harness.py": "\n# a comment never re-measures\n", "tables.py": '\n"""Doc."""\n'},
+        {
+            "bench/harness.py": "\n# a comment never re-measures\n",
+            "tables.py": "\n# and none re-aggregates\n",
+        },
     )
     assert plan(workflow_bin, repo, finished_run, env=env) == {}
 
