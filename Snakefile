@@ -6,9 +6,11 @@ import sys
 
 import dlperf.bench.envinfo
 import dlperf.config
+import dlperf.envs
 import dlperf.external
 import dlperf.planning
 import dlperf.provenance
+import dlperf.remeasure
 
 
 configfile: "config/config.yaml"
@@ -26,6 +28,10 @@ dlperf.planning.collect_garbage_less_often()
 
 
 try:
+    # A user's `models` or `validation.protocols` replaces the default's (not merged into it).
+    config = dlperf.config.with_user_choices(
+        config, workflow.config_settings.overwrite_config
+    )
     config = dlperf.config.validated(config)
     EXTERNAL = config["external_timings"]
     EXTERNAL_FRAMEWORKS = dlperf.external.frameworks_in(EXTERNAL) if EXTERNAL else []
@@ -40,10 +46,15 @@ TIMINGS = (["results/timings.csv"] if FRAMEWORKS else []) + (
     [EXTERNAL] if EXTERNAL else []
 )
 ENVS_DIR = os.path.join(workflow.basedir, config["envs_dir"])
-# Per stage, a digest of the library code it runs: a rule re-runs when its code changes.
+# Per stage, a digest of the library code it runs (its import closure): a rule re-runs when
+# its code changes. The benchmark's is per framework.
 CODE = {
     stage: dlperf.provenance.code_digest(stage)
-    for stage in dlperf.provenance.STAGE_SOURCES
+    for stage in dlperf.provenance.STAGE_ENTRIES
+}
+BENCH_CODE = {
+    framework: dlperf.provenance.code_digest("bench", framework)
+    for framework in FRAMEWORKS
 }
 # Every run record names the workflow's commit, wherever the jobs run (their working
 # directory need not be inside the repository).
@@ -69,6 +80,9 @@ include: "workflow/rules/report.smk"
 rule all:
     default_target: True
     input:
+        # The run records are targets: Snakemake does not re-create a deleted input whose
+        # consumers (the tables) are up to date, and a deleted record must be measured again.
+        [dlperf.config.run_record_path(run) for run in RUNS],
         ["results/timings.csv", "results/failures.csv"] if FRAMEWORKS else [],
         expand("results/models/{framework}.json", framework=MODELLED),
         "results/validation/summary.csv",

@@ -41,6 +41,7 @@ def cmd_env(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from dlperf.bench.runner import run_benchmark
     from dlperf.bench.spec import RunConfig
+    from dlperf.history import keep_previous
 
     config = RunConfig(
         framework=args.framework,
@@ -57,6 +58,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         seed=args.seed,
         timeout_s=args.timeout,
     )
+    # Measured again (forced, or its configuration changed): the previous record is kept.
+    kept = keep_previous(args.out)
+    if kept:
+        print(f"previous record kept as {kept}")
     record = run_benchmark(config, args.env, args.out, launcher=args.launcher)
     if record["status"] == "ok":
         print(

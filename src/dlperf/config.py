@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import itertools
-import shlex
 from importlib import resources
 from pathlib import Path
 
@@ -81,6 +80,26 @@ def validated(config: dict) -> dict:
     return config
 
 
+#: Sections a user's config replaces as a whole instead of merging into the default's: a user
+#: who lists models or protocols means those and no others.
+REPLACED_SECTIONS: tuple[tuple[str, ...], ...] = (("models",), ("validation", "protocols"))
+
+
+def with_user_choices(config: dict, overrides: dict) -> dict:
+    """``config`` (the default config with the user's merged into it, as Snakemake does) with
+    every section of :data:`REPLACED_SECTIONS` that ``overrides`` (the user's ``--configfile``
+    and ``--config`` values) gives taken from ``overrides`` alone."""
+    config = copy.deepcopy(dict(config))
+    for path in REPLACED_SECTIONS:
+        given, target = overrides, config
+        for key in path[:-1]:
+            given = given.get(key) if isinstance(given, dict) else None
+            target = target.setdefault(key, {})
+        if isinstance(given, dict) and path[-1] in given:
+            target[path[-1]] = copy.deepcopy(given[path[-1]])
+    return config
+
+
 def with_minimal_sweep(sections: dict) -> dict:
     """``sections`` plus the sweep keys the schema requires, for stages that model or report
     timings and never look at the sweep (fit, validate, report)."""
@@ -132,30 +151,10 @@ def run_configs(config: dict) -> list[RunConfig]:
                 warmup_iters=config["warmup_iters"],
                 threads_per_proc=config["threads_per_proc"],
                 dataset=config["dataset"],
-                seed=config["seed"],
                 timeout_s=float(config["timeout_s"]),
             )
         )
     return runs
-
-
-def bench_options(config: dict) -> str:
-    """The ``dlperf bench`` options every run of the sweep shares, shell-quoted: the bench
-    rule passes them as one param (a sweep's jobs differ only in their wildcards)."""
-    return shlex.join(
-        [
-            "--device",
-            config["device"],
-            "--dataset",
-            config["dataset"],
-            "--warmup-iters",
-            str(config["warmup_iters"]),
-            "--seed",
-            str(config["seed"]),
-            "--timeout",
-            str(config["timeout_s"]),
-        ]
-    )
 
 
 RUN_RECORD_PATTERN = (

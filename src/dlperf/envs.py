@@ -5,7 +5,8 @@ venv, built from ``envs/<framework>.txt``. A venv lives under a directory named
 after the SHA-256 of its requirements file: a changed file gives a new
 environment, an unchanged one is reused across workflow runs and checkouts.
 The workflow records what was built in ``results/envs/<framework>.json``
-(interpreter, requirements, exact package versions: the lock).
+(interpreter, requirements, exact package versions: the lock); the benchmarks depend on
+that file's content, so it names nothing about where the checkout lives.
 """
 
 from __future__ import annotations
@@ -116,10 +117,21 @@ def build_and_describe(framework: str, requirements: Path, root: Path, out: Path
         "python": str(env / "bin" / "python"),
         "python_version": python_version(env),
         "env_dir": str(env),
-        "requirements_file": str(requirements),
+        # The file's name, not its path: the description stays the same when the checkout
+        # moves, so the benchmarks that read it are not measured again.
+        "requirements_file": requirements.name,
         "requirements_sha256": requirements_digest(requirements),
         "requirements": requirements.read_text().splitlines(),
         "packages": freeze(env),
     }
     atomic_write_json(out, description)
     return description
+
+
+def requirements_input(envs_dir: str | os.PathLike, framework: str) -> str:
+    """The framework_env rule's input ``<envs_dir>/<framework>.txt``: relative to the working
+    directory when it lies below it (Snakemake re-runs a job whose input paths change, and an
+    absolute path changes whenever the checkout moves), absolute otherwise."""
+    path = Path(os.path.abspath(os.path.join(envs_dir, f"{framework}.txt")))
+    cwd = Path.cwd()
+    return str(path.relative_to(cwd)) if path.is_relative_to(cwd) else str(path)

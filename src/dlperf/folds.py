@@ -3,7 +3,7 @@
 The unit of validation is the configuration: points that differ only in data size (or in the
 repetition) are near-copies (T ~ I * t_iter), so they always sit in the same fold. Splitting
 points instead of configurations lets a model see a held-out point's twin and makes k-fold
-errors optimistic (DESIGN.md section 5).
+errors optimistic (docs/report.md, "Protocols").
 """
 
 from __future__ import annotations

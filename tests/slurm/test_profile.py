@@ -16,9 +16,19 @@ from dlperf.bench import spec
 pytestmark = [pytest.mark.slow]
 
 
-def dry_run(workflow_bin, repo, *args):
+def dry_run(workflow_bin, repo, workdir, *args):
+    """From the repository root (where `--profile slurm` is found), with the results in an
+    empty ``workdir``: a finished `make run` in the checkout leaves nothing to plan there."""
     proc = subprocess.run(
-        [str(workflow_bin / "snakemake"), "--profile", "slurm", "-n", *args],
+        [
+            str(workflow_bin / "snakemake"),
+            "--profile",
+            "slurm",
+            "--directory",
+            str(workdir),
+            "-n",
+            *args,
+        ],
         cwd=repo,
         capture_output=True,
         text=True,
@@ -40,9 +50,10 @@ def planned_bench_jobs(text: str) -> dict[str, dict[str, str]]:
     return jobs
 
 
-def test_profile_is_found_from_the_repository_root(workflow_bin, repo):
+def test_profile_is_found_from_the_repository_root(workflow_bin, repo, tmp_path):
     assert (repo / "slurm").resolve() == (repo / "profiles" / "slurm").resolve()
-    text = dry_run(workflow_bin, repo)
+    # The config named explicitly: `configfile:` is looked up in the working directory.
+    text = dry_run(workflow_bin, repo, tmp_path, "--configfile", "config/config.yaml")
     assert "Using profiles slurm and workflow specific profile profiles/default" in text
     jobs = planned_bench_jobs(text)
     default = cfg.load(repo / "config" / "config.yaml")
@@ -52,12 +63,12 @@ def test_profile_is_found_from_the_repository_root(workflow_bin, repo):
     assert layout == ("1", "2", "0", "srun", "")
 
 
-def test_gpu_config_plans_one_job_per_configuration_with_its_gpus(workflow_bin, repo):
+def test_gpu_config_plans_one_job_per_configuration_with_its_gpus(workflow_bin, repo, tmp_path):
     gpu = cfg.validated(cfg.yaml.safe_load((repo / "config" / "gpu.yaml").read_text()))
     missing = [n for n in gpu["networks"] if n not in spec.NETWORKS]
     if missing:
         pytest.skip(f"networks {missing} are not in dlperf.bench.spec on this branch yet")
-    text = dry_run(workflow_bin, repo, "--configfile", "config/gpu.yaml")
+    text = dry_run(workflow_bin, repo, tmp_path, "--configfile", "config/gpu.yaml")
     jobs = planned_bench_jobs(text)
     assert len(jobs) == len(cfg.run_configs(gpu))
     seen_layouts = set()

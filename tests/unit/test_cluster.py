@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from dlperf import cluster
+from dlperf import cluster, remeasure
 from dlperf import config as cfg
 
 
@@ -169,10 +169,10 @@ def test_thread_settings_do_not_depend_on_the_executor():
     assert cluster.thread_settings(config) == "threads_per_proc=2 cpus_per_proc=3"
 
 
-def test_bench_options_are_one_shell_quoted_string():
-    options = cfg.bench_options(sweep(timeout_s=90))
-    assert shlex.split(options)[-2:] == ["--timeout", "90"]
-    assert "--device cpu" in options and "--warmup-iters" in options
+def test_measured_settings_are_one_shell_quoted_string():
+    options = remeasure.measured_settings(sweep(timeout_s=90))
+    assert shlex.split(options)[:2] == ["--device", "cpu"]
+    assert "--warmup-iters" in options and "--timeout" not in options
 
 
 def test_max_procs_per_node_drops_layouts_a_node_cannot_hold():

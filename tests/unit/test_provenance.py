@@ -1,6 +1,21 @@
+"""The code digests that decide what re-runs: derived from the imports, checked against the
+modules a real run of each stage loads."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import pytest
 
-from dlperf import provenance
+from dlperf import envs, provenance
+from dlperf.bench.backends import BACKENDS
+from dlperf.bench.spec import RunConfig
+from dlperf.io import atomic_write_json
+
+SRC = Path(provenance.__file__).resolve().parents[1]
 
 
 def test_digest_ignores_comments_docstrings_and_layout(tmp_path):
@@ -14,12 +29,199 @@ def test_digest_ignores_comments_docstrings_and_layout(tmp_path):
 
 
 def test_every_stage_has_a_distinct_stable_digest():
-    digests = {stage: provenance.code_digest(stage) for stage in provenance.STAGE_SOURCES}
+    digests = {stage: provenance.code_digest(stage) for stage in provenance.STAGE_ENTRIES}
+    digests |= {fw: provenance.code_digest("bench", fw) for fw in provenance.FRAMEWORK_ENTRIES}
     assert len(set(digests.values())) == len(digests)
     assert all(len(d) == 16 for d in digests.values())
     assert provenance.code_digest("fit") == digests["fit"]
 
 
-def test_unknown_stage_is_named():
+def test_unknown_stage_and_missing_framework_are_named():
     with pytest.raises(ValueError, match="unknown stage 'plot'"):
         provenance.code_digest("plot")
+    with pytest.raises(ValueError, match="depends on the framework"):
+        provenance.code_digest("bench")
+
+
+def test_every_framework_with_a_backend_has_bench_entries():
+    assert set(provenance.FRAMEWORK_ENTRIES) == set(BACKENDS)
+    for framework, target in BACKENDS.items():
+        assert target.split(":")[0] in provenance.FRAMEWORK_ENTRIES[framework]
+
+
+def test_one_frameworks_backend_is_in_its_own_bench_closure_only():
+    closures = {
+        fw: provenance.import_closure(provenance.stage_entries("bench", fw))
+        for fw in provenance.FRAMEWORK_ENTRIES
+    }
+    assert "dlperf.bench.mx_nets" in closures["mxnet"]
+    assert "dlperf.bench.mx_nets" not in closures["pytorch"] | closures["tensorflow"]
+    assert "dlperf.bench.torch_nets" not in closures["mxnet"] | closures["tensorflow"]
+    core = closures["pytorch"] & closures["tensorflow"] & closures["mxnet"]
+    assert {"dlperf.bench.harness", "dlperf.bench.runner", "dlperf.io"} <= core
+    # the analysis side never enters a benchmark's digest (nor its environment)
+    assert not any(m.startswith(("dlperf.models", "dlperf.tables")) for m in core)
+
+
+def test_analysis_stages_cover_what_they_run_and_no_other_stage():
+    closure = {s: provenance.import_closure(provenance.stage_entries(s)) for s in ("fit", "report")}
+    # fit, validate and report read timings through dlperf.external (issue 14 item 6)
+    assert "dlperf.external" in closure["fit"] and "dlperf.stages" in closure["fit"]
+    assert not any(m.startswith("dlperf.report") for m in closure["fit"])
+    assert not any(m.startswith("dlperf.validate") for m in closure["report"])
+
+
+def test_a_changed_module_changes_exactly_the_digests_of_stages_that_run_it(tmp_path):
+    """A copy of the package with one changed statement in the MXNet networks."""
+    package = tmp_path / "dlperf"
+    import shutil
+
+    shutil.copytree(SRC / "dlperf", package, ignore=shutil.ignore_patterns("__pycache__"))
+    nets = package / "bench" / "mx_nets.py"
+    nets.write_text(nets.read_text() + "\nCHANGED = 1\n")
+    script = (
+        "from dlperf import provenance as p\n"
+        "import json\n"
+        "print(json.dumps({s: p.code_digest('bench', s) for s in p.FRAMEWORK_ENTRIES}"
+        " | {s: p.code_digest(s) for s in p.STAGE_ENTRIES}))"
+    )
+    changed = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", script],
+            env={**os.environ, "PYTHONPATH": str(tmp_path)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+    unchanged = {fw: provenance.code_digest("bench", fw) for fw in provenance.FRAMEWORK_ENTRIES}
+    unchanged |= {s: provenance.code_digest(s) for s in provenance.STAGE_ENTRIES}
+    assert {k for k in changed if changed[k] != unchanged[k]} == {"mxnet"}
+
+
+LOADED = (
+    "\nprint(json.dumps(sorted(m for m in sys.modules "
+    "if m == 'dlperf' or m.startswith('dlperf.'))))"
+)
+
+
+def loaded_modules(script: str, python: str = sys.executable) -> set[str]:
+    proc = subprocess.run(
+        [python, "-c", "import json, sys\n" + textwrap.dedent(script) + LOADED],
+        env={**os.environ, "PYTHONPATH": str(SRC), "MPLBACKEND": "Agg"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return set(json.loads(proc.stdout.splitlines()[-1]))
+
+
+@pytest.fixture
+def timings_csv(tmp_path, record_factory):
+    records = []
+    for procs in (1, 2, 4):
+        for batch in (8, 16, 32):
+            for data in (64, 128):
+                path = tmp_path / "runs" / f"p{procs}_b{batch}_d{data}.json"
+                iter_s = 0.01 * batch / 8 + 0.002 * procs
+                atomic_write_json(
+                    path, record_factory(procs=procs, batch=batch, data=data, iter_s=iter_s)
+                )
+                records.append(str(path))
+    out = tmp_path / "timings.csv"
+    from dlperf import stages
+
+    stages.aggregate(records, out, None, tmp_path / "failures.csv")
+    return out, records
+
+
+def test_closure_of_each_analysis_stage_is_what_a_real_run_imports(timings_csv, tmp_path):
+    timings, records = timings_csv
+    runs = {
+        "aggregate": f"""
+            from dlperf import stages
+            stages.aggregate({records!r}, {str(tmp_path / "t.csv")!r}, None,
+                             {str(tmp_path / "f.csv")!r})
+        """,
+        "fit": f"""
+            from dlperf import stages
+            stages.fit({str(timings)!r}, "pytorch", {{"usl": {{}}}}, 0,
+                       {str(tmp_path / "m.json")!r})
+        """,
+        "validate": f"""
+            from dlperf import stages
+            stages.validate({str(timings)!r}, "pytorch", {{"usl": {{}}}}, {{"kfold": {{"k": 2}}}},
+                            0, {str(tmp_path / "v.csv")!r}, {str(tmp_path / "s.csv")!r}, n_boot=20)
+        """,
+    }
+    for stage, script in runs.items():
+        expected = provenance.import_closure(provenance.stage_entries(stage))
+        assert loaded_modules(script) == expected, stage
+
+
+@pytest.mark.slow
+def test_closure_of_the_report_is_what_a_real_report_imports(timings_csv, tmp_path):
+    timings, _ = timings_csv
+    script = f"""
+        from dlperf import stages
+        stages.fit({str(timings)!r}, "pytorch", {{"usl": {{}}}}, 0, {str(tmp_path / "m.json")!r})
+        stages.validate({str(timings)!r}, "pytorch", {{"usl": {{}}}}, {{"kfold": {{"k": 2}}}},
+                        0, {str(tmp_path / "v.csv")!r}, {str(tmp_path / "s.csv")!r}, n_boot=20)
+        stages.report({str(timings)!r}, None, [{str(tmp_path / "m.json")!r}],
+                      {str(tmp_path / "s.csv")!r}, [{str(tmp_path / "v.csv")!r}],
+                      {{"models": {{"usl": {{}}}}}}, {str(tmp_path / "r.html")!r})
+    """
+    expected = provenance.import_closure(provenance.stage_entries("report"))
+    loaded = loaded_modules(script)
+    # The script runs fit and validate first: the report's own closure must be inside.
+    assert expected <= loaded
+    fit_validate = provenance.import_closure(
+        provenance.stage_entries("fit") + provenance.stage_entries("validate")
+    )
+    assert loaded == expected | fit_validate
+
+
+def _framework_python(framework: str) -> str | None:
+    requirements = SRC.parent / "envs" / f"{framework}.txt"
+    if not requirements.exists():
+        return None
+    env = envs.env_dir(framework, requirements, envs.default_root())
+    python = env / "bin" / "python"
+    return str(python) if (env / envs.COMPLETE_MARKER).exists() else None
+
+
+def test_closure_of_the_driver_is_what_the_driver_imports():
+    """The driver side of every framework's benchmark runs in the workflow's environment."""
+    loaded = loaded_modules("import dlperf.bench.runner")
+    assert loaded == provenance.import_closure(("dlperf.bench.runner",))
+
+
+@pytest.mark.slow
+@pytest.mark.framework
+@pytest.mark.parametrize("framework", sorted(provenance.FRAMEWORK_ENTRIES))
+def test_closure_of_a_benchmark_is_what_its_processes_import(framework, tmp_path):
+    """A real one-process worker run (one tiny epoch) in the framework's own environment:
+    its imports, lazy ones (backend, networks, harness) included, plus the driver's and the
+    framework's other processes' (started by module name)."""
+    python = _framework_python(framework)
+    if python is None:
+        pytest.skip(f"the {framework} environment is not built (the workflow builds it)")
+    config = RunConfig(framework, "mlp", "cpu", 1, 1, 8, 16, 0, warmup_iters=1)
+    (tmp_path / "config.json").write_text(json.dumps(config.to_dict()))
+    others = [m for m in provenance.FRAMEWORK_ENTRIES[framework] if m.endswith("_service")]
+    argv = ["worker", "--config", str(tmp_path / "config.json"), "--work-dir", str(tmp_path)]
+    script = f"""
+        import runpy
+        import dlperf.bench.runner
+        {"".join(f"import {m}; " for m in others)}
+        sys.argv = {argv!r}
+        try:
+            runpy.run_module("dlperf.bench.worker", run_name="__main__")
+        except SystemExit as end:
+            assert not end.code, open({str(tmp_path / "rank0.json")!r}).read()
+        import dlperf.bench.worker  # ran as __main__ above; the module is the same file
+    """
+    loaded = loaded_modules(script, python)
+    assert json.loads((tmp_path / "rank0.json").read_text())["status"] == "ok"
+    assert loaded == provenance.import_closure(provenance.stage_entries("bench", framework))

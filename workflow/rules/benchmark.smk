@@ -28,7 +28,11 @@ rule bench:
     input:
         env="results/envs/{framework}.json",
     output:
-        "results/runs/{framework}/{network}/n{nodes}_p{procs}_b{batch}_d{data}_r{rep}.json",
+        # update: Snakemake leaves a previous record in place (it would delete it before the
+        # job); `dlperf bench` keeps it in results/history/ before measuring again.
+        update(
+            "results/runs/{framework}/{network}/n{nodes}_p{procs}_b{batch}_d{data}_r{rep}.json"
+        ),
     log:
         "logs/bench/{framework}/{network}/n{nodes}_p{procs}_b{batch}_d{data}_r{rep}.log",
     conda:
@@ -46,13 +50,17 @@ rule bench:
         mem_mb=dlperf.cluster.sweep_resource("mem_mb", config, LAYOUTS),
         runtime=dlperf.cluster.sweep_resource("runtime", config, LAYOUTS),
         launch=dlperf.cluster.bench_launch(config, workflow),
+    # Only what the run measures (dlperf.remeasure): analysis settings, the seed and paths
+    # never re-measure; the environment is an input, compared by its content (the lock).
     params:
-        code=CODE["bench"],
-        options=dlperf.config.bench_options(config),
+        code=lambda wildcards: BENCH_CODE[wildcards.framework],
+        measures=dlperf.remeasure.measured_settings(config),
         # Not in the command (resources.launch has the value that applies): re-runs on change.
         threads=dlperf.cluster.thread_settings(config),
+        timeout=dlperf.remeasure.timeout_param(config),
     shell:
         "dlperf bench --env {input.env} --framework {wildcards.framework} "
         "--network {wildcards.network} --nodes {wildcards.nodes} --procs {wildcards.procs} "
         "--batch-size {wildcards.batch} --data-size {wildcards.data} --rep {wildcards.rep} "
-        "{params.options} {resources.launch} --out {output} > {log} 2>&1"
+        "{params.measures} --timeout {params.timeout} {resources.launch} --out {output} "
+        "> {log} 2>&1"

@@ -3,7 +3,8 @@
 
 rule framework_env:
     input:
-        requirements=os.path.join(ENVS_DIR, "{framework}.txt"),
+        # Relative to the working directory when inside it: moving the checkout changes nothing.
+        requirements=dlperf.envs.requirements_input(ENVS_DIR, "{framework}"),
     output:
         "results/envs/{framework}.json",
     log:

@@ -1,4 +1,4 @@
-"""Paired comparison of every model with the best one of its group (DESIGN.md section 5).
+"""Paired comparison of every model with the best one of its group (docs/report.md).
 
 A group is one (framework, network, protocol). Its best model has the lowest MAPE among the
 rows that are ``ok``. Every other ok model is compared with it on the held-out points both

@@ -1,4 +1,4 @@
-"""Validation protocols (DESIGN.md section 5): which points train a model and which test it.
+"""Validation protocols (docs/report.md, "Protocols"): which points train a model and which test it.
 
 A protocol turns the points of one network (or, for ``cross_network``, of one framework) into
 splits. When the points cannot support a protocol, or a split could not inform (extrapolating
@@ -6,7 +6,7 @@ from a single level), the plan carries the reason instead, so the summary can sa
 than leaving the protocol out or reporting an error that means nothing.
 
 Each plan also names its *unit*, the held-out group its confidence intervals resample
-(DESIGN.md section 5): the fold for k-fold, the level for leave-one-level-out, and the
+(docs/report.md): the fold for k-fold, the level for leave-one-level-out, and the
 configuration (network, nodes, procs, batch_size) for the protocols with a single split
 (extrapolation, cross_network), whose one fold cannot be resampled.
 """
