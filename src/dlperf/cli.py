@@ -196,6 +196,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         config,
         args.out,
         args.figures,
+        args.results,
     )
     print(f"report -> {args.out} ({len(written)} figure files)")
     return 0
@@ -524,6 +525,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="workflow config, shown in the report")
     p.add_argument("--config-json", help="config sections as JSON (what the workflow passes)")
     p.add_argument("--out", required=True, help="index.html to write")
+    p.add_argument(
+        "--results",
+        help="the study's results directory: the report counts the superseded run records "
+        "its history/ keeps",
+    )
     p.add_argument(
         "--figures",
         help="directory for the figures as PNG and SVG (default: figures/ beside --out)",

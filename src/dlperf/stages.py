@@ -106,11 +106,12 @@ def report(
     config: dict,
     out_html: PathLike,
     figures_dir: PathLike | None = None,
+    results_dir: PathLike | None = None,
 ) -> list[Path]:
     from dlperf.report.page import build_report
     from dlperf.report.study import Study
 
     study = Study.from_files(
-        timings_csv, failures_csv, model_files, summary_csv, prediction_csvs, config
+        timings_csv, failures_csv, model_files, summary_csv, prediction_csvs, config, results_dir
     )
     return build_report(study, Path(out_html), Path(figures_dir) if figures_dir else None)

@@ -46,6 +46,10 @@ def report(data, tmp_path_factory):
     atomic_write_json(root / "pytorch.json", data["artifacts"]["pytorch"])
     config = {**data["config"], "report": {"target": TARGET}}
     out = root / "index.html"
+    # One record measured again on purpose: its old version is kept in the history.
+    kept = root / "results" / "history" / "runs" / "pytorch" / "mlp" / "n1_p1_b8_d1024_r0.ab.json"
+    kept.parent.mkdir(parents=True)
+    kept.write_text("{}")
     with synthetic.test_model_registered():
         written = stages.report(
             paths["timings"],
@@ -55,6 +59,7 @@ def report(data, tmp_path_factory):
             [paths["held"]],
             config,
             out,
+            results_dir=root / "results",
         )
     return out, written
 
@@ -347,3 +352,7 @@ def test_extrapolated_plans_and_failed_runs_are_warned_about(data):
     study = dataclasses.replace(study, failures=pd.concat([failed, failed]))
     found = findings.warnings(study, "pytorch", "mlp", far)
     assert "2 run(s) did not finish (2 failed)" in found[-2] and found[-1] == warning
+
+
+def test_the_page_counts_the_superseded_records(report):
+    assert "superseded run records kept in results/history: <code>1</code>" in report[0].read_text()

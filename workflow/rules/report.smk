@@ -37,4 +37,5 @@ rule report:
         "dlperf report --timings {input.timings} {params.failures} "
         "--models {input.models} --summary {input.summary} --predictions {input.predictions} "
         "--config-json {params.settings:q} --out {output.html} --figures {output.figures} "
+        "--results results "
         "> {log} 2>&1"

@@ -242,6 +242,8 @@ def failures(study: Study) -> list[Section]:
 def environment(study: Study) -> list[Section]:
     env = report_tables.environment_table(study.timings)
     facts = report_tables.provenance(study.timings)
+    if study.superseded_records is not None:
+        facts["superseded run records kept in results/history"] = str(study.superseded_records)
     return [
         Section(
             "configuration",

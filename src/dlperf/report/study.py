@@ -10,6 +10,7 @@ from functools import cached_property
 import pandas as pd
 
 from dlperf import tables
+from dlperf.history import count_superseded
 from dlperf.models.artifact_check import load_artifact
 
 PathLike = str | os.PathLike
@@ -24,6 +25,9 @@ class Study:
     summary: pd.DataFrame  # validation summary (results/validation/summary.csv)
     predictions: pd.DataFrame  # held-out predictions (results/validation/<framework>.csv)
     config: dict  # the workflow configuration the study ran with
+    # Run records measured again on purpose whose old version results/history keeps (None: the
+    # report was not told where the study's results are).
+    superseded_records: int | None = None
 
     @classmethod
     def from_files(
@@ -34,6 +38,7 @@ class Study:
         summary_csv: PathLike,
         prediction_csvs: Sequence[PathLike],
         config: dict,
+        results_dir: PathLike | None = None,
     ) -> Study:
         from dlperf.external import is_own_timings, load_all_points
 
@@ -66,6 +71,7 @@ class Study:
             summary=pd.read_csv(summary_csv),
             predictions=held_out,
             config=config,
+            superseded_records=count_superseded(results_dir) if results_dir else None,
         )
 
     def networks(self) -> list[tuple[str, str]]:
