@@ -4,6 +4,7 @@ import json
 import os
 import sys
 
+import dlperf.adaptive.sweep
 import dlperf.bench.envinfo
 import dlperf.config
 import dlperf.external
@@ -59,6 +60,7 @@ os.environ["PATH"] = os.pathsep.join(
 
 
 include: "workflow/rules/envs.smk"
+include: "workflow/rules/adaptive.smk"
 include: "workflow/rules/benchmark.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/model.smk"

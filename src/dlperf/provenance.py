@@ -24,6 +24,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "fit": ("models", "folds.py", "tables.py", "io.py"),
     "validate": ("validate", "models", "folds.py", "tables.py", "io.py"),
     "report": ("report", "models", "tables.py", "io.py"),
+    "adaptive": ("adaptive", "models", "folds.py", "tables.py", "io.py", "config.py"),
 }
 
 

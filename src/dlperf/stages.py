@@ -134,3 +134,23 @@ def report(
         config,
         Path(figures_dir) if figures_dir else None,
     )
+
+
+def adaptive_replay(
+    timings_csv: PathLike | Sequence[PathLike],
+    budget: float,
+    settings: dict,
+    out_dir: PathLike,
+) -> dict:
+    """The adaptive loop on a measured grid: ``rounds.csv`` and ``summary.json`` in ``out_dir``."""
+    from dlperf.adaptive.loop import AdaptiveSettings
+    from dlperf.adaptive.replay import replay
+    from dlperf.external import load_all_points
+
+    rounds, summary = replay(
+        load_all_points(timings_csv), budget, AdaptiveSettings.from_config(settings)
+    )
+    out = Path(out_dir)
+    tables.write_csv(rounds, out / "rounds.csv")
+    atomic_write_json(out / "summary.json", summary)
+    return summary

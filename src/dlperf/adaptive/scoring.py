@@ -1,0 +1,127 @@
+"""How uncertain, and how informative, each unmeasured configuration is.
+
+Three signals, each relative so configurations of different series compare:
+- the width of the main model's bootstrap prediction interval, relative to its prediction;
+- the disagreement between models: the spread of log predictions of the main model and the
+  comparison models (where models that fit the measured points equally well part ways, a
+  measurement decides between them);
+- coverage: a level of an axis (a node count, a worker count, a batch size) the series has never
+  measured; a new node count weighs most, since no single-node point informs the inter-node cost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from dlperf.folds import grouped_kfold
+from dlperf.models import InsufficientData, make_model
+from dlperf.models.base import TARGET
+
+from .design import AXES
+
+# Weight of a never-measured level, per axis, in units of relative interval width.
+NOVELTY_WEIGHT = {"nodes": 1.0, "procs": 0.5, "batch_size": 0.25, "data_size": 0.0}
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Per candidate row: prediction, interval, and the parts of the score."""
+
+    prediction: np.ndarray
+    relative_width: np.ndarray
+    disagreement: np.ndarray
+    novelty: np.ndarray
+    new_levels: list[str]
+
+    @property
+    def total(self) -> np.ndarray:
+        return self.relative_width + self.disagreement + self.novelty
+
+
+def novelty(measured: pd.DataFrame, candidates: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+    """Weighted count of never-measured levels per candidate, and their description."""
+    weight = np.zeros(len(candidates))
+    described = [[] for _ in range(len(candidates))]
+    for axis in AXES:
+        seen = set(measured[axis].tolist())
+        new = ~candidates[axis].isin(seen).to_numpy()
+        weight += NOVELTY_WEIGHT[axis] * new
+        for i in np.flatnonzero(new):
+            described[i].append(f"{axis}={candidates[axis].iloc[i]}")
+    return weight, [", ".join(d) for d in described]
+
+
+def score_series(
+    measured: pd.DataFrame,
+    candidates: pd.DataFrame,
+    model: str,
+    model_settings: dict,
+    compare_models: tuple[str, ...],
+    n_boot: int,
+    level: float,
+    seed: int,
+) -> Scores:
+    """Scores of one series' unmeasured candidates, from its measured points."""
+    fresh, described = novelty(measured, candidates)
+    try:
+        main = make_model(model, model_settings, seed).fit(measured)
+    except InsufficientData:
+        # Too few points for the model: only coverage can guide the choice.
+        nan = np.full(len(candidates), np.nan)
+        return Scores(
+            nan, np.full(len(candidates), np.inf), np.zeros(len(candidates)), fresh, described
+        )
+    prediction = np.asarray(main.predict(candidates), float)
+    lo, hi = bootstrap_interval(main, measured, candidates, n_boot, level, seed)
+    width = (hi - lo) / prediction
+    logs = [np.log(prediction)]
+    for name in compare_models:
+        try:
+            other = make_model(name, {}, seed).fit(measured)
+        except InsufficientData:
+            continue
+        predicted = np.asarray(other.predict(candidates), float)
+        if np.all(np.isfinite(predicted) & (predicted > 0)):
+            logs.append(np.log(predicted))
+    disagreement = np.std(np.vstack(logs), axis=0) if len(logs) > 1 else np.zeros(len(candidates))
+    return Scores(prediction, width, disagreement, fresh, described)
+
+
+def bootstrap_interval(model, measured, candidates, n_boot, level, seed):
+    """Quantiles of the predictions of refits on resampled configurations."""
+    rng = np.random.default_rng(seed)
+    preds = []
+    for _ in range(n_boot):
+        idx = np.sort(rng.integers(0, len(measured), len(measured)))
+        try:
+            refit = type(model)(**model.refit_params()).fit(
+                measured.iloc[idx].reset_index(drop=True)
+            )
+        except InsufficientData:
+            continue
+        preds.append(np.asarray(refit.predict(candidates), float))
+    if len(preds) < 2:
+        inf = np.full(len(candidates), np.inf)
+        return -inf, inf
+    alpha = (1.0 - level) / 2.0
+    lo, hi = np.quantile(np.vstack(preds), [alpha, 1.0 - alpha], axis=0)
+    return lo, hi
+
+
+def kfold_mape(measured: pd.DataFrame, model: str, model_settings: dict, seed: int) -> float:
+    """Grouped 3-fold MAPE (%) of the model on the measured points of one series (NaN when the
+    points are too few to hold any out)."""
+    errors = []
+    for train, test in grouped_kfold(measured, 3, seed):
+        if len(test) == 0 or len(train) == 0:
+            continue
+        try:
+            fitted = make_model(model, model_settings, seed).fit(measured.iloc[train])
+        except InsufficientData:
+            continue
+        truth = measured[TARGET].to_numpy(float)[test]
+        errors.append(np.abs(fitted.predict(measured.iloc[test]) - truth) / truth)
+    return float(np.mean(np.concatenate(errors)) * 100) if errors else float("nan")
