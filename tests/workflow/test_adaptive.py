@@ -1,4 +1,4 @@
-"""The adaptive mode end to end: rounds as checkpoints, a budget that holds, no run measured twice."""
+"""Adaptive mode end to end: rounds as checkpoints, a budget that holds, no run measured twice."""
 
 from __future__ import annotations
 
