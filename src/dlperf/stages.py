@@ -145,11 +145,10 @@ def adaptive_replay(
     """The adaptive loop on a measured grid: ``rounds.csv`` and ``summary.json`` in ``out_dir``."""
     from dlperf.adaptive.loop import AdaptiveSettings
     from dlperf.adaptive.replay import replay
-    from dlperf.external import load_all_points
+    from dlperf.external import load_runs
 
-    rounds, summary = replay(
-        load_all_points(timings_csv), budget, AdaptiveSettings.from_config(settings)
-    )
+    paths = [timings_csv] if isinstance(timings_csv, (str, os.PathLike)) else list(timings_csv)
+    rounds, summary = replay(load_runs(paths), budget, AdaptiveSettings.from_config(settings))
     out = Path(out_dir)
     tables.write_csv(rounds, out / "rounds.csv")
     atomic_write_json(out / "summary.json", summary)

@@ -15,7 +15,7 @@ from dlperf import cli
 from dlperf import config as cfg
 from dlperf.adaptive.design import coordinates, maximin
 from dlperf.adaptive.loop import AdaptiveSettings, next_round
-from dlperf.adaptive.replay import replay
+from dlperf.adaptive.replay import points_of, replay
 from dlperf.adaptive.sweep import candidate_grid, choose_round, record_paths
 from dlperf.io import atomic_write_json
 
@@ -28,7 +28,7 @@ def true_epoch(p, n, b, d, c):
     return 0.5 + iters * (t + c[4] * (n > 1) * (p - 1) / p)
 
 
-def grid(noise=0.02, seed=0, procs=(1, 2, 4, 8, 16), batches=(16, 32, 64, 128)):
+def runs(noise=0.02, seed=0, procs=(1, 2, 4, 8, 16), batches=(16, 32, 64, 128)):
     """Two frameworks' scaling grids from a known law, each configuration measured 3 times."""
     rng = np.random.default_rng(seed)
     laws = {"a": (2e-3, 3e-4, 1e-2, 3e-3, 2e-2), "b": (5e-3, 1e-4, 2e-2, 1e-3, 5e-2)}
@@ -37,21 +37,27 @@ def grid(noise=0.02, seed=0, procs=(1, 2, 4, 8, 16), batches=(16, 32, 64, 128)):
         for n, p, b, d in itertools.product((1, 2), procs, batches, (4096, 16384)):
             if p % n or p < n * 2 and n > 1:
                 continue
-            reps = [true_epoch(p, n, b, d, law) * rng.lognormal(0, noise) for _ in range(3)]
-            rows.append(
-                {
-                    "framework": fw,
-                    "network": "net",
-                    "device": "cpu",
-                    "nodes": n,
-                    "procs": p,
-                    "batch_size": b,
-                    "data_size": d,
-                    "epoch_time_s": float(np.median(reps)),
-                    "n_reps": 3,
-                }
-            )
+            for rep in range(3):
+                rows.append(
+                    {
+                        "framework": fw,
+                        "network": "net",
+                        "device": "cpu",
+                        "nodes": n,
+                        "procs": p,
+                        "batch_size": b,
+                        "data_size": d,
+                        "rep": rep,
+                        "epoch_time_s": true_epoch(p, n, b, d, law) * rng.lognormal(0, noise),
+                        "samples_per_s": 1.0,
+                    }
+                )
     return pd.DataFrame(rows)
+
+
+def grid(**kwargs):
+    """The configurations of :func:`runs` (median over repetitions, n_reps each)."""
+    return points_of(runs(**kwargs))
 
 
 def test_maximin_starts_at_the_smallest_configuration_and_spreads_out():
@@ -70,9 +76,9 @@ def test_maximin_starts_at_the_smallest_configuration_and_spreads_out():
 
 def test_round_zero_covers_every_series_even_when_the_budget_is_short():
     frame = grid()
-    settings = AdaptiveSettings(initial=4, budget_runs=9)  # three configurations of 3 runs
+    settings = AdaptiveSettings(initial=4, budget_runs=3)  # a run is one repetition
     first = next_round(frame, frame.iloc[0:0], settings)
-    assert len(first.chosen) == 3
+    assert len(first.chosen) == 3 and (first.chosen["rep"] == 0).all()
     assert set(first.chosen["framework"]) == {"a", "b"}
     assert (first.chosen["reason"] == "initial space-filling design").all()
 
@@ -81,7 +87,7 @@ def test_later_rounds_choose_unmeasured_informative_configurations():
     frame = grid()
     settings = AdaptiveSettings(model_settings=CHEAP_GENERIC, per_round=3, n_boot=4)
     measured = frame.loc[next_round(frame, frame.iloc[0:0], settings).chosen.index]
-    later = next_round(frame, measured, settings, runs_used=int(measured["n_reps"].sum()))
+    later = next_round(frame, measured, settings, runs_used=len(measured))
     assert len(later.chosen) == 3
     keys = ["framework", "nodes", "procs", "batch_size", "data_size"]
     done = set(map(tuple, measured[keys].to_numpy()))
@@ -99,12 +105,16 @@ def test_a_narrow_enough_grid_stops_the_sweep():
 
 
 def test_replay_spends_at_most_its_budget_and_beats_random_subsets():
-    frame = grid(procs=(1, 2, 4, 8), batches=(16, 64, 128))
+    table = runs(procs=(1, 2, 4, 8), batches=(16, 64, 128))
     settings = AdaptiveSettings(model_settings=CHEAP_GENERIC, n_boot=4, per_round=4)
-    rounds, summary = replay(frame, 0.35, settings)
-    assert summary["runs_total"] == int(frame["n_reps"].sum())
+    rounds, summary = replay(table, 0.35, settings)
+    assert summary["runs_total"] == len(table)
     assert summary["runs_used"] <= 0.35 * summary["runs_total"]
-    assert summary["runs_used"] == int(rounds["runs"].sum())
+    assert summary["runs_used"] == len(rounds)
+    # Repetitions are spent only once every configuration of the grid has been measured.
+    first = rounds[rounds["rep"] == 0]
+    assert len(first) == summary["configurations_total"] < summary["runs_used"]
+    assert (rounds.index[rounds["rep"] > 0] > first.index.max()).all()
     assert summary["mape_adaptive"] <= 1.25 * summary["mape_full"]
     assert summary["mape_adaptive"] < summary["mape_random"]
     assert rounds["round"].iloc[0] == 0 and rounds["round"].max() == summary["rounds"] - 1
@@ -112,12 +122,11 @@ def test_replay_spends_at_most_its_budget_and_beats_random_subsets():
 
 def test_replay_refuses_a_budget_outside_0_1():
     with pytest.raises(ValueError, match="fraction"):
-        replay(grid(), 1.5, AdaptiveSettings())
+        replay(runs(), 1.5, AdaptiveSettings())
 
 
 def test_adaptive_replay_command_writes_rounds_and_summary(tmp_path):
-    frame = grid(procs=(1, 2, 4), batches=(16, 64, 128)).drop(columns=["n_reps"])
-    frame["rep"] = 0
+    frame = runs(procs=(1, 2, 4), batches=(16, 64, 128)).drop(columns=["samples_per_s"])
     csv = tmp_path / "grid.csv"
     frame.to_csv(csv, index=False)
     out = tmp_path / "replay"
@@ -138,7 +147,7 @@ def test_adaptive_replay_command_writes_rounds_and_summary(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["model"] == "ernest" and summary["runs_used"] <= summary["runs_total"] / 2
     rounds = pd.read_csv(out / "rounds.csv")
-    assert len(rounds) == summary["configurations_used"]
+    assert len(rounds) == summary["runs_used"]
 
 
 def sweep_config(**adaptive):
@@ -155,14 +164,14 @@ def sweep_config(**adaptive):
     )
 
 
-def test_workflow_round_zero_lists_every_repetition_of_its_choice(tmp_path):
+def test_workflow_round_zero_measures_the_first_repetition_of_its_choice(tmp_path):
     config = sweep_config()
     grid_of = candidate_grid(config)
     assert len(grid_of) == 6 and (grid_of["n_reps"] == 2).all()
     result = choose_round(config, [], 0, tmp_path / "round0.json")
     assert len(result["chosen"]) == 3 and result["stop"] is None
     paths = record_paths(config, result["chosen"])
-    assert len(paths) == 6 and all(p.startswith("results/runs/pytorch/mlp/") for p in paths)
+    assert len(paths) == 3 and all(p.endswith("_r0.json") for p in paths)
 
 
 def test_a_failed_configuration_is_never_chosen_again(tmp_path):

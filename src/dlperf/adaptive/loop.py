@@ -1,7 +1,10 @@
-"""The rounds of an adaptive sweep: which configurations to measure next, and when to stop.
+"""The rounds of an adaptive sweep: which runs to measure next, and when to stop.
 
-One function, :func:`next_round`, serves the workflow (whose checkpoint calls it after each
-round's measurements) and the replay (which "measures" by reading a finished table) alike.
+The unit of cost is the run: one repetition of one configuration. A chosen configuration is
+measured once; its further repetitions are spent only when every configuration of its series has
+been measured (repetitions sharpen a point the models already have; a new configuration may show
+what they lack). One function, :func:`next_round`, serves the workflow (whose checkpoint calls it
+after each round's measurements) and the replay (which "measures" by reading a finished table).
 """
 
 from __future__ import annotations
@@ -11,7 +14,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .design import AXES, coordinates, maximin, nearest_distance, series_keys
+from .design import (
+    AXES,
+    coordinates,
+    coverage_levels,
+    maximin,
+    nearest_distance,
+    series_keys,
+)
 from .scoring import score_series
 
 
@@ -20,7 +30,7 @@ class AdaptiveSettings:
     """The config section ``adaptive`` (docs/adaptive.md)."""
 
     initial: int = 4  # configurations per series in round 0 (a space-filling design)
-    per_round: int = 4  # configurations per later round, over all series
+    per_round: int = 4  # runs per later round, over all series
     budget_runs: int | None = None  # stop before the measured runs would pass this
     max_width: float | None = None  # stop when the widest relative interval is below this
     model: str = "generic"
@@ -41,23 +51,48 @@ class AdaptiveSettings:
 
 @dataclass
 class Round:
-    """The configurations chosen for one round, why, and whether the sweep should stop."""
+    """The runs chosen for one round (a configuration and its repetition each), why, and
+    whether the sweep stops (chosen is then empty)."""
 
-    chosen: pd.DataFrame  # candidate rows with columns reason and score
+    chosen: pd.DataFrame  # candidate rows with columns rep, reason and score
     widest: float  # widest relative interval over the unmeasured grid before this round
-    stop: str | None  # why the sweep stops here (chosen is then empty)
+    stop: str | None
 
 
-def _cost(frame: pd.DataFrame) -> np.ndarray:
-    """Runs a configuration costs: its repetitions (one when the grid does not say)."""
-    if "n_reps" in frame.columns:
-        return frame["n_reps"].to_numpy(int)
-    return np.ones(len(frame), int)
+CONFIGURATION = [*("framework", "network", "device"), *AXES]
+
+
+def _key_columns(frame: pd.DataFrame) -> list[str]:
+    return [c for c in CONFIGURATION if c in frame.columns]
+
+
+def measured_reps(candidates: pd.DataFrame, measured: pd.DataFrame) -> np.ndarray:
+    """Repetitions measured so far of each candidate configuration (``measured`` holds one row per
+    measured configuration with ``n_reps``, as :func:`dlperf.tables.to_points` gives)."""
+    if measured.empty:
+        return np.zeros(len(candidates), int)
+    keys = _key_columns(candidates)
+    counts = measured.set_index(keys)["n_reps"] if "n_reps" in measured else None
+    index = pd.MultiIndex.from_frame(candidates[keys])
+    if counts is None:
+        done = set(map(tuple, measured[keys].itertuples(index=False, name=None)))
+        return np.array([tuple(row) in done for row in index], int)
+    return counts.reindex(index).fillna(0).to_numpy(int)
+
+
+def available_reps(candidates: pd.DataFrame) -> np.ndarray:
+    """Repetitions a configuration can have (its ``n_reps`` in the grid; one when not given)."""
+    if "n_reps" in candidates.columns:
+        return candidates["n_reps"].to_numpy(int)
+    return np.ones(len(candidates), int)
 
 
 def _initial(candidates: pd.DataFrame, settings: AdaptiveSettings) -> pd.DataFrame:
     per_series = [
-        [series.index[pick] for pick in maximin(coordinates(series), settings.initial)]
+        [
+            series.index[pick]
+            for pick in maximin(coordinates(series), settings.initial, coverage_levels(series))
+        ]
         for _, series in candidates.groupby(series_keys(candidates), sort=True)
     ]
     # Round-robin over the series, so a budget smaller than the design still covers every series.
@@ -68,13 +103,14 @@ def _initial(candidates: pd.DataFrame, settings: AdaptiveSettings) -> pd.DataFra
         if i < len(picks)
     ]
     chosen = candidates.loc[rows].copy()
+    chosen["rep"] = 0
     chosen["reason"] = "initial space-filling design"
     chosen["score"] = np.nan
     return chosen
 
 
-def _describe(width: float, disagreement: float, new_levels: str) -> str:
-    parts = []
+def _describe(width: float, disagreement: float, new_levels: str, repeat: bool) -> str:
+    parts = ["another repetition (every configuration of its series is measured)"] if repeat else []
     if new_levels:
         parts.append(f"never measured: {new_levels}")
     if np.isfinite(width):
@@ -87,21 +123,24 @@ def _describe(width: float, disagreement: float, new_levels: str) -> str:
 
 
 def _scored(candidates: pd.DataFrame, measured: pd.DataFrame, settings: AdaptiveSettings):
-    """Every unmeasured candidate with its score parts, series by series."""
+    """Every candidate run of the next round with its score parts, series by series: the
+    configurations not yet measured, or, in a series where every one is, their next repetitions."""
     keys = series_keys(candidates)
     parts = []
-    for key, series in candidates.groupby(keys, sort=True):
-        key = key if isinstance(key, tuple) else (key,)
-        done = measured
-        for column, value in zip(keys, key, strict=True):
-            done = done[done[column] == value]
-        coords = coordinates(series)
-        is_measured = _is_measured(series, done)
-        todo = series[~is_measured]
-        if todo.empty:
+    have = measured_reps(candidates, measured)
+    can = available_reps(candidates)
+    for _, series in candidates.groupby(keys, sort=True):
+        rows = candidates.index.get_indexer(series.index)
+        done_reps, max_reps = have[rows], can[rows]
+        is_measured = done_reps > 0
+        repeat = bool(is_measured.all())
+        todo_mask = (done_reps < max_reps) if repeat else ~is_measured
+        if not todo_mask.any():
             continue
+        todo = series[todo_mask]
+        points = measured.merge(series[_key_columns(series)], on=_key_columns(series))
         scores = score_series(
-            done.reset_index(drop=True),
+            points.reset_index(drop=True),
             todo,
             settings.model,
             settings.model_settings,
@@ -110,17 +149,20 @@ def _scored(candidates: pd.DataFrame, measured: pd.DataFrame, settings: Adaptive
             settings.level,
             settings.seed,
         )
-        # Near a measured configuration a candidate teaches less: scale by the distance to the
-        # nearest measured one, relative to the grid's spacing.
-        distance = nearest_distance(coords, is_measured)[~is_measured]
-        spacing = _spacing(coords)
+        coords = coordinates(series)
         frame = todo.copy()
+        frame["rep"] = done_reps[todo_mask]
+        frame["repeat"] = repeat
         frame["relative_width"] = scores.relative_width
         frame["disagreement"] = scores.disagreement
         frame["novelty"] = scores.novelty
+        frame["score"] = scores.total
         frame["new_levels"] = scores.new_levels
-        frame["spread"] = np.minimum(1.0, distance / spacing)
-        frame["coords"] = list(coords[~is_measured])
+        # Near a measured configuration a new one teaches less: scale by the distance to the
+        # nearest measured one, relative to the grid's spacing (repetitions are not discounted).
+        distance = nearest_distance(coords, is_measured)[todo_mask]
+        frame["spread"] = 1.0 if repeat else np.minimum(1.0, distance / _spacing(coords))
+        frame["coords"] = list(coords[todo_mask])
         parts.append(frame)
     return pd.concat(parts) if parts else candidates.iloc[0:0]
 
@@ -136,74 +178,56 @@ def _spacing(coords: np.ndarray) -> float:
     return float(np.median(nearest[np.isfinite(nearest)])) or 1.0
 
 
-def _is_measured(candidates: pd.DataFrame, measured: pd.DataFrame) -> np.ndarray:
-    if measured.empty:
-        return np.zeros(len(candidates), bool)
-    keys = series_keys(candidates) + list(AXES)
-    done = set(map(tuple, measured[keys].itertuples(index=False, name=None)))
-    return np.array([tuple(row) in done for row in candidates[keys].itertuples(index=False)])
-
-
 def next_round(
     candidates: pd.DataFrame,
     measured: pd.DataFrame,
     settings: AdaptiveSettings,
     runs_used: int = 0,
 ) -> Round:
-    """The next configurations to measure. ``candidates`` is the grid (one row per configuration,
-    ``n_reps`` its cost in runs), ``measured`` the points measured so far."""
+    """The next runs to measure. ``candidates`` is the grid (one row per configuration, ``n_reps``
+    the repetitions it can have), ``measured`` the points measured so far (``n_reps`` each)."""
     candidates = candidates.reset_index(drop=True)
     budget = settings.budget_runs
+    left = None if budget is None else max(budget - runs_used, 0)
     if measured.empty:
-        chosen = _affordable(_initial(candidates, settings), runs_used, budget)
-        stop = None if not chosen.empty else "the budget does not cover the initial design"
+        chosen = _initial(candidates, settings)
+        chosen = chosen if left is None else chosen.iloc[:left]
+        stop = None if not chosen.empty else "the budget does not cover one run"
         return Round(chosen, np.inf, stop)
+    if left == 0:
+        return Round(candidates.iloc[0:0], np.nan, "the budget is spent")
     scored = _scored(candidates, measured, settings)
     if scored.empty:
-        return Round(scored, 0.0, "every configuration of the grid is measured")
-    widest = float(scored["relative_width"].max())
+        return Round(scored, 0.0, "every run of the grid is measured")
+    fresh = ~scored["repeat"].to_numpy(bool)
+    widths = scored["relative_width"].to_numpy(float)
+    widest = float(np.max(widths[fresh])) if fresh.any() else float(np.max(widths))
     if settings.max_width is not None and widest <= settings.max_width:
         return Round(scored.iloc[0:0], widest, f"widest interval {widest:.1%} <= max_width")
-    picks: list = []
+    value = scored["score"].to_numpy(float)
     spread = scored["spread"].to_numpy(float).copy()
-    value = (
-        np.where(np.isfinite(scored["relative_width"]), scored["relative_width"], 1.0)
-        + scored["disagreement"].to_numpy(float)
-        + scored["novelty"].to_numpy(float)
-    )
     coords = np.vstack(scored["coords"].to_numpy())
     series = scored[series_keys(scored)].astype(str).agg("|".join, axis=1).to_numpy()
     spacing = _spacing(coords)
-    cost = _cost(scored)
-    spent = runs_used
-    for _ in range(min(settings.per_round, len(scored))):
-        gain = np.where(np.isin(np.arange(len(scored)), picks), -np.inf, value * spread)
-        if budget is not None:
-            gain = np.where(spent + cost > budget, -np.inf, gain)
-        if not np.isfinite(gain).any():
-            break
+    picks: list[int] = []
+    for _ in range(min(settings.per_round, len(scored), left if left is not None else len(scored))):
+        gain = value * spread
+        gain[picks] = -np.inf
         pick = int(np.argmax(gain))
         picks.append(pick)
-        spent += int(cost[pick])
-        # Spread the round out: candidates of the same series near this pick lose value.
-        same = series == series[pick]
+        # Spread the round out: new configurations of the same series near this pick lose value.
         near = np.sqrt(((coords - coords[pick]) ** 2).sum(axis=1)) / spacing
-        spread = np.where(same, np.minimum(spread, np.minimum(1.0, near)), spread)
-    if not picks:
-        return Round(scored.iloc[0:0], widest, "the budget is spent")
+        dampen = (series == series[pick]) & fresh
+        spread = np.where(dampen, np.minimum(spread, np.minimum(1.0, near)), spread)
     chosen = scored.iloc[picks].copy()
-    chosen["score"] = value[picks]
     chosen["reason"] = [
-        _describe(w, d, n)
-        for w, d, n in zip(
-            chosen["relative_width"], chosen["disagreement"], chosen["new_levels"], strict=True
+        _describe(w, d, n, r)
+        for w, d, n, r in zip(
+            chosen["relative_width"],
+            chosen["disagreement"],
+            chosen["new_levels"],
+            chosen["repeat"],
+            strict=True,
         )
     ]
     return Round(chosen.drop(columns=["coords", "spread"]), widest, None)
-
-
-def _affordable(chosen: pd.DataFrame, runs_used: int, budget: int | None) -> pd.DataFrame:
-    if budget is None:
-        return chosen
-    within = runs_used + np.cumsum(_cost(chosen)) <= budget
-    return chosen[within]

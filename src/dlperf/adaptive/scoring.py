@@ -38,14 +38,20 @@ class Scores:
 
     @property
     def total(self) -> np.ndarray:
-        return self.relative_width + self.disagreement + self.novelty
+        """(1 + novelty) x (width + disagreement), each capped at 1.
+
+        Capped: fitted on a handful of configurations, bootstrap refits can be wild, and a width
+        of 300% says no more than one of 100% (the prediction is not known); a level never
+        measured multiplies, so new worker and node counts come first where widths are alike."""
+        width = np.where(np.isfinite(self.relative_width), self.relative_width, 1.0)
+        return (1.0 + self.novelty) * (np.minimum(width, 1.0) + np.minimum(self.disagreement, 1.0))
 
 
 def novelty(measured: pd.DataFrame, candidates: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     """Weighted count of never-measured levels per candidate, and their description."""
     weight = np.zeros(len(candidates))
     described = [[] for _ in range(len(candidates))]
-    for axis in AXES:
+    for axis in (a for a in AXES if NOVELTY_WEIGHT[a] > 0):
         seen = set(measured[axis].tolist())
         new = ~candidates[axis].isin(seen).to_numpy()
         weight += NOVELTY_WEIGHT[axis] * new

@@ -1,9 +1,9 @@
 """The adaptive mode of the workflow: the candidate grid from the config, the measured points from
 the run records, and one round's choice written for the next checkpoint to read.
 
-A round file (results/adaptive/round{r}.json) lists the configurations chosen for round r, why,
-and, when the sweep stops there, the reason; the workflow measures every repetition of each chosen
-configuration with the ordinary benchmark rule, so a finished round is never measured again.
+A round file (results/adaptive/round{r}.json) lists the runs chosen for round r (a configuration
+and its repetition each), why, and, when the sweep stops there, the reason; the workflow measures
+them with the ordinary benchmark rule, so a finished round is never measured again.
 """
 
 from __future__ import annotations
@@ -18,11 +18,9 @@ from dlperf import tables
 from dlperf.config import run_configs, run_record_path
 from dlperf.io import atomic_write_json, read_json
 
-from .design import AXES, series_keys
-from .loop import AdaptiveSettings, next_round
+from .design import series_keys
+from .loop import CONFIGURATION, AdaptiveSettings, next_round
 from .scoring import kfold_mape
-
-CONFIGURATION = ["framework", "network", "device", *AXES]
 
 
 def candidate_grid(config: dict) -> pd.DataFrame:
@@ -39,12 +37,12 @@ def settings_of(config: dict) -> AdaptiveSettings:
 
 
 def record_paths(config: dict, chosen: Sequence[dict]) -> list[str]:
-    """Run records of every repetition of the chosen configurations."""
-    wanted = {tuple(row[c] for c in CONFIGURATION) for row in chosen}
+    """Run records of the chosen runs (a configuration and its repetition each)."""
+    wanted = {(*(row[c] for c in CONFIGURATION), row["rep"]) for row in chosen}
     return [
         run_record_path(run)
         for run in run_configs(config)
-        if tuple(getattr(run, c) for c in CONFIGURATION) in wanted
+        if (*(getattr(run, c) for c in CONFIGURATION), run.rep) in wanted
     ]
 
 
@@ -70,6 +68,7 @@ def choose_round(
     chosen = [
         {
             **{c: _plain(row[c]) for c in CONFIGURATION},
+            "rep": int(row["rep"]),
             "reason": str(row["reason"]),
             "score": _plain(row.get("score", np.nan)),
         }
