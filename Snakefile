@@ -75,6 +75,7 @@ rule all:
         expand("results/models/{framework}.json", framework=MODELLED),
         "results/validation/summary.csv",
         "results/report/index.html",
+        "results/config.json",
 
 
 include: "workflow/rules/archive.smk"

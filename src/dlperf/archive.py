@@ -3,9 +3,12 @@
 The archive is a gzipped tar with an RO-Crate manifest (``ro-crate-metadata.json``):
 every file with its SHA-256 and size, plus the provenance a colleague needs to
 reproduce the study (workflow commit, dlperf version, the exact packages of every
-framework environment). ``verify`` checks the checksums and, optionally, re-runs
-fit, validate and report from the archived timings and compares the results byte
-for byte.
+framework environment). ``config.json`` is the configuration the study ran with (the
+workflow writes it as ``results/config.json``). ``verify`` checks that every member a
+study must have is there and matches its checksum and, optionally, re-runs fit, validate
+and report from the archived timings and compares the results byte for byte.
+
+Members are streamed in chunks, both ways: a run record of gigabytes never sits in memory.
 """
 
 from __future__ import annotations
@@ -16,20 +19,26 @@ import io
 import json
 import os
 import platform
+import re
 import tarfile
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import dlperf
 from dlperf.bench.envinfo import git_commit
-from dlperf.io import atomic_path, dumps_json
+from dlperf.io import atomic_path, dumps_json, read_json
 
 MANIFEST = "ro-crate-metadata.json"
 CONFIG = "config.json"
 EXTERNAL_DIR = "external"
 RO_CRATE_CONTEXT = "https://w3id.org/ro/crate/1.1/context"
+CHUNK = 1 << 18  # tarfile copies a read a few times over: a small chunk keeps that small
+# The manifest and config.json are read whole; ours are kilobytes, a larger one is not ours.
+MAX_SMALL_MEMBER = 64 << 20
+SHA256 = re.compile(r"[0-9a-f]{64}")
 
 # What a study consists of, relative to the results directory.
 RESULT_PATTERNS = (
@@ -40,16 +49,12 @@ RESULT_PATTERNS = (
     "failures.csv",
     "models/*.json",
     "validation/*.csv",
-    "report/*",
+    "report/**/*",
 )
 
 
 class ArchiveError(ValueError):
     pass
-
-
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def collect(results: Path) -> list[Path]:
@@ -63,23 +68,106 @@ def collect(results: Path) -> list[Path]:
     return sorted(found)
 
 
-def _manifest(entries: dict[str, bytes], config: dict) -> dict:
-    commit = git_commit(Path(__file__).resolve().parent)
-    parts = [
-        {
-            "@id": name,
-            "@type": "File",
-            "contentSize": len(data),
-            "sha256": sha256_bytes(data),
+def study_config(results: str | os.PathLike) -> dict:
+    """The configuration the study below ``results`` ran with: ``results/config.json``, which
+    the workflow writes (rule ``study_config``)."""
+    from dlperf import config as cfg
+
+    path = Path(results) / CONFIG
+    if not path.is_file():
+        raise ArchiveError(
+            f"{path} does not exist, so the configuration the study ran with is unknown. "
+            "Write it with the same options as the study: `snakemake results/config.json "
+            "--configfile <the study's config>` (a finished `make run` has it), or pass the "
+            "study's config file with --config"
+        )
+    try:
+        return cfg.validated(read_json(path))
+    except json.JSONDecodeError as exc:
+        raise ArchiveError(
+            f"{path} is not valid JSON ({exc}); write it again with `snakemake results/config.json`"
+        ) from None
+
+
+def required_members(config: dict, names: Iterable[str]) -> list[str]:
+    """The members a study of ``config`` must have that ``names`` lacks, sorted."""
+    names = set(names)
+    frameworks = list(config.get("frameworks") or [])
+    required = {CONFIG, "results/validation/summary.csv", "results/report/index.html"}
+    if frameworks:
+        required |= {"results/timings.csv", "results/failures.csv"}
+        required |= {f"results/envs/{f}.json" for f in frameworks}
+    external = config.get("external_timings")
+    if external:
+        required.add(f"{EXTERNAL_DIR}/{Path(external).name}")
+    fitted = {
+        n.removeprefix("results/models/").removesuffix(".json")
+        for n in names
+        if n.startswith("results/models/") and n.endswith(".json")
+    }
+    for framework in set(frameworks) | fitted:
+        required |= {
+            f"results/models/{framework}.json",
+            f"results/validation/{framework}.csv",
+            f"results/validation/{framework}.summary.csv",
         }
-        for name, data in sorted(entries.items())
+    missing = sorted(required - names)
+    if not frameworks and not fitted:
+        missing.append("results/models/<framework>.json (no model artifact at all)")
+    return missing
+
+
+def _model_names(artifact: dict) -> set[str]:
+    groups = list(artifact.get("networks", {}).values())
+    if "all_networks" in artifact:
+        groups.append(artifact["all_networks"])
+    return {name for group in groups for name in group.get("models", {})}
+
+
+def _check_config_matches(results: Path, config: dict) -> None:
+    """Refuse a config that is not the one the study's models were fitted with."""
+    for path in sorted((results / "models").glob("*.json")):
+        artifact = read_json(path)
+        fitted = _model_names(artifact)
+        if artifact.get("seed") != config["seed"] or (fitted and fitted != set(config["models"])):
+            raise ArchiveError(
+                f"{path} was fitted with seed {artifact.get('seed')} and models "
+                f"{', '.join(sorted(fitted)) or 'none'}, but the config to archive has seed "
+                f"{config['seed']} and models {', '.join(sorted(config['models']))}: archive the "
+                "study with the configuration it ran with (results/config.json, or --config with "
+                "the study's config file)"
+            )
+
+
+def _hash_stream(stream: BinaryIO, sink: Callable[[bytes], object] | None = None) -> tuple:
+    """(SHA-256, size) of what ``stream`` holds, read in chunks; each chunk also goes to
+    ``sink``."""
+    digest, size = hashlib.sha256(), 0
+    while chunk := stream.read(CHUNK):
+        digest.update(chunk)
+        size += len(chunk)
+        if sink is not None:
+            sink(chunk)
+    return digest.hexdigest(), size
+
+
+def _hash_file(path: Path) -> tuple[str, int]:
+    with open(path, "rb") as fh:
+        return _hash_stream(fh)
+
+
+def _manifest(parts: dict[str, tuple[str, int]], config: dict) -> dict:
+    commit = git_commit(Path(__file__).resolve().parent)
+    files = [
+        {"@id": name, "@type": "File", "contentSize": size, "sha256": sha}
+        for name, (sha, size) in sorted(parts.items())
     ]
     root = {
         "@id": "./",
         "@type": "Dataset",
         "name": "dlperf study",
         "description": "Benchmark run records, timings, performance models, validation and report",
-        "hasPart": [{"@id": p["@id"]} for p in parts],
+        "hasPart": [{"@id": f["@id"]} for f in files],
         "frameworks": config.get("frameworks"),
         "seed": config.get("seed"),
         "workflowCommit": commit,
@@ -92,42 +180,52 @@ def _manifest(entries: dict[str, bytes], config: dict) -> dict:
         "about": {"@id": "./"},
         "conformsTo": {"@id": "https://w3id.org/ro/crate/1.1"},
     }
-    return {"@context": RO_CRATE_CONTEXT, "@graph": [descriptor, root, *parts]}
+    return {"@context": RO_CRATE_CONTEXT, "@graph": [descriptor, root, *files]}
 
 
-def _add(tar: tarfile.TarFile, name: str, data: bytes) -> None:
+def _add(tar: tarfile.TarFile, name: str, size: int, stream: BinaryIO) -> None:
     # Fixed owner, mode and time: the same study gives the same archive bytes.
     info = tarfile.TarInfo(name)
-    info.size, info.mode, info.mtime = len(data), 0o644, 0
+    info.size, info.mode, info.mtime = size, 0o644, 0
     info.uid = info.gid = 0
     info.uname = info.gname = ""
-    tar.addfile(info, io.BytesIO(data))
+    tar.addfile(info, stream)
 
 
 def create(results: str | os.PathLike, config: dict, out: str | os.PathLike) -> dict:
-    """Write the archive of the study below ``results`` to ``out``; return its manifest."""
+    """Write the archive of the study below ``results``, run with ``config``, to ``out``;
+    return its manifest."""
     results = Path(results)
-    files = collect(results)
+    sources = {f"results/{p.relative_to(results).as_posix()}": p for p in collect(results)}
     external = config.get("external_timings")
-    if not any(p.name == "timings.csv" for p in files) and not external:
-        raise ArchiveError(
-            f"{results} holds no timings.csv: run the workflow (make run) before archiving it"
-        )
-    entries = {f"results/{p.relative_to(results).as_posix()}": p.read_bytes() for p in files}
     if external:
         # Measurements made elsewhere are part of the study: without them nothing reproduces.
-        entries[f"{EXTERNAL_DIR}/{Path(external).name}"] = Path(external).read_bytes()
-    entries[CONFIG] = dumps_json(config).encode()
-    manifest = _manifest(entries, config)
+        sources[f"{EXTERNAL_DIR}/{Path(external).name}"] = Path(external)
+    missing = required_members(config, {*sources, CONFIG})
+    if missing:
+        raise ArchiveError(
+            f"{results} is not a finished study: {', '.join(missing)} missing. Run the workflow "
+            "to the end (make run, or snakemake with the study's --configfile) before archiving it"
+        )
+    _check_config_matches(results, config)
+    config_bytes = dumps_json(config).encode()
+    parts = {name: _hash_file(path) for name, path in sources.items()}
+    parts[CONFIG] = (hashlib.sha256(config_bytes).hexdigest(), len(config_bytes))
+    manifest = _manifest(parts, config)
+    manifest_bytes = dumps_json(manifest).encode()
     with atomic_path(out) as tmp:
         with (
             open(tmp, "wb") as raw,
             gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as zipped,
         ):
             with tarfile.open(fileobj=zipped, mode="w", format=tarfile.PAX_FORMAT) as tar:
-                _add(tar, MANIFEST, dumps_json(manifest).encode())
-                for name, data in sorted(entries.items()):
-                    _add(tar, name, data)
+                _add(tar, MANIFEST, len(manifest_bytes), io.BytesIO(manifest_bytes))
+                for name in sorted(parts):
+                    if name == CONFIG:
+                        _add(tar, name, len(config_bytes), io.BytesIO(config_bytes))
+                        continue
+                    with open(sources[name], "rb") as fh:
+                        _add(tar, name, parts[name][1], fh)
     return manifest
 
 
@@ -142,118 +240,212 @@ class Verification:
         return not self.problems
 
 
-def _read_members(path: Path) -> dict[str, bytes]:
+@dataclass
+class _Contents:
+    """What one pass over an archive found: each member's checksum and size, the manifest and
+    config.json (small, read whole), and the problems seen on the way."""
+
+    digests: dict[str, tuple[str, int]] = field(default_factory=dict)
+    manifest: bytes | None = None
+    config: bytes | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+def _scan(path: Path, extract_to: Path | None, wanted: Callable[[str], bool]) -> _Contents:
+    """Stream every member once: hash it in chunks, and copy the ``wanted`` ones below
+    ``extract_to`` (when given)."""
+    found = _Contents()
     try:
-        with tarfile.open(path, mode="r:gz") as tar:
-            members = {}
-            for member in tar.getmembers():
+        # A stream, read once front to back. GzipFile inflates no more than it is asked for
+        # (tarfile's own "r|gz" inflates whole compressed blocks: megabytes of zeros at once).
+        with gzip.open(path, "rb") as raw, tarfile.open(fileobj=raw, mode="r|") as tar:
+            for member in tar:
                 if not member.isfile():
                     raise ArchiveError(f"{path}: {member.name} is not a regular file")
                 name = Path(member.name)
                 if name.is_absolute() or ".." in name.parts:
                     raise ArchiveError(f"{path}: unsafe member path {member.name}")
-                members[member.name] = tar.extractfile(member).read()
-            return members
-    except (tarfile.TarError, OSError, EOFError) as exc:
+                if member.name in found.digests:
+                    found.problems.append(f"{member.name}: in the archive twice")
+                    continue
+                stream = tar.extractfile(member)
+                if member.name in (MANIFEST, CONFIG):
+                    if member.size > MAX_SMALL_MEMBER:
+                        found.problems.append(
+                            f"{member.name}: {member.size} bytes, too large to be ours"
+                        )
+                        continue
+                    data = stream.read()
+                    setattr(found, "manifest" if member.name == MANIFEST else "config", data)
+                    stream = io.BytesIO(data)
+                if extract_to is not None and wanted(member.name):
+                    target = extract_to / member.name
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    with open(target, "wb") as out:
+                        found.digests[member.name] = _hash_stream(stream, out.write)
+                else:
+                    found.digests[member.name] = _hash_stream(stream)
+    except (tarfile.TarError, OSError, EOFError, gzip.BadGzipFile) as exc:
         raise ArchiveError(f"{path} is not a readable dlperf archive ({exc})") from exc
+    return found
 
 
-def _parts(manifest: dict) -> dict[str, dict]:
-    return {
-        node["@id"]: node
-        for node in manifest.get("@graph", [])
-        if node.get("@type") == "File" and "sha256" in node
-    }
+def _parts(manifest: bytes) -> tuple[dict[str, dict], list[str]]:
+    """The manifest's File entries by name, and a problem for every malformed part, naming it."""
+    try:
+        crate = json.loads(manifest)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return {}, [f"{MANIFEST}: not valid JSON ({exc})"]
+    graph = crate.get("@graph") if isinstance(crate, dict) else None
+    if not isinstance(graph, list):
+        return {}, [f"{MANIFEST}: has no @graph list"]
+    parts, problems = {}, []
+    for i, node in enumerate(graph):
+        where = f"{MANIFEST}: @graph[{i}]"
+        if not isinstance(node, dict):
+            problems.append(f"{where} is not an object")
+            continue
+        if node.get("@type") != "File":
+            continue
+        name = node.get("@id")
+        if not isinstance(name, str) or not name:
+            problems.append(f"{where} has no @id")
+            continue
+        sha = node.get("sha256")
+        size = node.get("contentSize")
+        if not isinstance(sha, str) or not SHA256.fullmatch(sha):
+            problems.append(
+                f"{where} ({name}) has no sha256"
+                if sha is None
+                else f"{where} ({name}) has a malformed sha256 {sha!r}"
+            )
+        elif isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            problems.append(f"{where} ({name}) has no valid contentSize")
+        elif name in parts:
+            problems.append(f"{where} ({name}) is listed twice")
+        else:
+            parts[name] = node
+    if not any(isinstance(n, dict) and n.get("@id") == "./" for n in graph):
+        problems.append(f"{MANIFEST}: @graph has no root dataset './'")
+    return parts, problems
+
+
+def _archived_config(data: bytes | None) -> tuple[dict | None, list[str]]:
+    """The archived config.json, or the problem with it (an absent one is reported apart)."""
+    if data is None:
+        return None, []
+    try:
+        config = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return None, [f"{CONFIG}: not valid JSON ({exc})"]
+    if not isinstance(config, dict):
+        return None, [f"{CONFIG}: not a configuration (a JSON object)"]
+    return config, []
+
+
+def _needed_for_rerun(name: str) -> bool:
+    return name == CONFIG or name.startswith(
+        (
+            "results/timings.csv",
+            "results/failures.csv",
+            "results/models/",
+            "results/validation/",
+            f"{EXTERNAL_DIR}/",
+        )
+    )
 
 
 def verify(path: str | os.PathLike, rerun: bool = False) -> Verification:
-    """Check every checksum; with ``rerun``, re-run fit/validate/report and compare."""
+    """Check that every member a study must have is there and matches the manifest; with
+    ``rerun``, re-run fit/validate/report and compare."""
     path = Path(path)
-    members = _read_members(path)
-    if MANIFEST not in members:
-        raise ArchiveError(f"{path} has no {MANIFEST}: it was not written by `dlperf archive`")
-    parts = _parts(json.loads(members[MANIFEST]))
-    result = Verification(files=len(parts))
-    for name, node in sorted(parts.items()):
-        data = members.get(name)
-        if data is None:
-            result.problems.append(f"{name}: listed in the manifest but missing")
-        elif sha256_bytes(data) != node["sha256"] or len(data) != node["contentSize"]:
-            result.problems.append(f"{name}: checksum mismatch (the file was changed)")
-    for name in sorted(set(members) - set(parts) - {MANIFEST}):
-        result.problems.append(f"{name}: in the archive but not in the manifest")
-    if rerun and result.ok:
-        _rerun_and_compare(members, result)
+    with tempfile.TemporaryDirectory(prefix="dlperf-verify-") as tmp:
+        root = Path(tmp)
+        found = _scan(path, root if rerun else None, _needed_for_rerun)
+        if found.manifest is None:
+            raise ArchiveError(f"{path} has no {MANIFEST}: it was not written by `dlperf archive`")
+        parts, problems = _parts(found.manifest)
+        result = Verification(files=len(parts), problems=found.problems + problems)
+        for name, node in sorted(parts.items()):
+            if name not in found.digests:
+                result.problems.append(f"{name}: listed in the manifest but missing")
+            elif found.digests[name] != (node["sha256"], node["contentSize"]):
+                result.problems.append(f"{name}: checksum mismatch (the file was changed)")
+        for name in sorted(set(found.digests) - set(parts) - {MANIFEST}):
+            result.problems.append(f"{name}: in the archive but not in the manifest")
+        # A member the manifest lists is reported above when absent; here, the ones that are
+        # in neither: an archive can be consistent and still not hold a whole study.
+        listed = set(parts) | set(found.digests)
+        if found.config is None and CONFIG not in listed:
+            result.problems.append(f"{CONFIG}: missing (the configuration the study ran with)")
+        config, problems = _archived_config(found.config)
+        result.problems += problems
+        if config is not None:
+            result.problems += [
+                f"{name}: missing (every study has it)" for name in required_members(config, listed)
+            ]
+        if rerun and result.ok:
+            _rerun_and_compare(root, config, parts, result)
     return result
 
 
-def _write_members(members: dict[str, bytes], root: Path, names: Iterable[str]) -> None:
-    for name in names:
-        target = root / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(members[name])
-
-
-def _rerun_and_compare(members: dict[str, bytes], result: Verification) -> None:
+def _rerun_and_compare(
+    root: Path, config: dict, parts: dict[str, dict], result: Verification
+) -> None:
+    """Fit, validate and render the report again from the members extracted below ``root``;
+    each result must have the checksum the manifest gives the archived one."""
     from dlperf import stages
 
-    config = json.loads(members[CONFIG])
-    with tempfile.TemporaryDirectory(prefix="dlperf-verify-") as tmp:
-        root = Path(tmp)
-        own = [n for n in ("results/timings.csv", "results/failures.csv") if n in members]
-        external = [n for n in members if n.startswith(f"{EXTERNAL_DIR}/")]
-        _write_members(members, root, own + external)
-        timings = [root / n for n in own + external if not n.endswith("failures.csv")]
-        fresh = root / "fresh"
-        frameworks = sorted(
-            n.removeprefix("results/models/").removesuffix(".json")
-            for n in members
-            if n.startswith("results/models/")
+    names = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+    own = [n for n in ("results/timings.csv",) if n in names]
+    external = sorted(n for n in names if n.startswith(f"{EXTERNAL_DIR}/"))
+    timings = [root / n for n in own + external]
+    fresh = root / "fresh"
+    frameworks = sorted(
+        n.removeprefix("results/models/").removesuffix(".json")
+        for n in names
+        if n.startswith("results/models/")
+    )
+    compared = {}
+    for framework in frameworks:
+        out = fresh / "models" / f"{framework}.json"
+        stages.fit(timings, framework, config["models"], config["seed"], out)
+        compared[f"results/models/{framework}.json"] = out
+    validation = config.get("validation", {})
+    for framework in frameworks:
+        points = fresh / "validation" / f"{framework}.csv"
+        summary = fresh / "validation" / f"{framework}.summary.csv"
+        stages.validate(
+            timings,
+            framework,
+            config["models"],
+            validation.get("protocols", {}),
+            config["seed"],
+            points,
+            summary,
+            n_boot=validation.get("bootstrap", 1000),
         )
-        compared = {}
-        for framework in frameworks:
-            out = fresh / "models" / f"{framework}.json"
-            stages.fit(timings, framework, config["models"], config["seed"], out)
-            compared[f"results/models/{framework}.json"] = out
-        validation = config.get("validation", {})
-        for framework in frameworks:
-            points = fresh / "validation" / f"{framework}.csv"
-            summary = fresh / "validation" / f"{framework}.summary.csv"
-            stages.validate(
-                timings,
-                framework,
-                config["models"],
-                validation.get("protocols", {}),
-                config["seed"],
-                points,
-                summary,
-                n_boot=validation.get("bootstrap", 1000),
-            )
-            compared[f"results/validation/{framework}.csv"] = points
-            compared[f"results/validation/{framework}.summary.csv"] = summary
-        # The report, rendered again from the archived tables, models and validation results.
-        report_inputs = [
-            n for n in members if n.startswith(("results/models/", "results/validation/"))
-        ]
-        _write_members(members, root, report_inputs)
-        if "results/report/index.html" in members:
-            failures = root / "results" / "failures.csv"
-            html = fresh / "report" / "index.html"
-            stages.report(
-                timings,
-                failures if failures.exists() else None,
-                [root / f"results/models/{f}.json" for f in frameworks],
-                root / "results" / "validation" / "summary.csv",
-                [root / f"results/validation/{f}.csv" for f in frameworks],
-                config,
-                html,
-                fresh / "report" / "figures",
-            )
-            compared["results/report/index.html"] = html
-        for name, fresh_path in sorted(compared.items()):
-            if name not in members:
-                result.problems.append(f"{name}: not in the archive, cannot compare")
-            elif fresh_path.read_bytes() != members[name]:
-                result.problems.append(f"{name}: re-running gives different bytes")
-            else:
-                result.reproduced.append(name)
+        compared[f"results/validation/{framework}.csv"] = points
+        compared[f"results/validation/{framework}.summary.csv"] = summary
+    # The report, rendered again from the archived tables, models and validation results.
+    if "results/report/index.html" in parts:
+        failures = root / "results" / "failures.csv"
+        html = fresh / "report" / "index.html"
+        stages.report(
+            timings,
+            failures if failures.exists() else None,
+            [root / f"results/models/{f}.json" for f in frameworks],
+            root / "results" / "validation" / "summary.csv",
+            [root / f"results/validation/{f}.csv" for f in frameworks],
+            config,
+            html,
+            fresh / "report" / "figures",
+        )
+        compared["results/report/index.html"] = html
+    for name, fresh_path in sorted(compared.items()):
+        if name not in parts:
+            result.problems.append(f"{name}: not in the archive, cannot compare")
+        elif _hash_file(fresh_path) != (parts[name]["sha256"], parts[name]["contentSize"]):
+            result.problems.append(f"{name}: re-running gives different bytes")
+        else:
+            result.reproduced.append(name)

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 from dlperf import __version__
+from dlperf import arguments as arg
+from dlperf.bench.spec import FRAMEWORKS, NETWORKS
 
 
 def _config_sections(args: argparse.Namespace) -> dict:
@@ -18,7 +20,12 @@ def _config_sections(args: argparse.Namespace) -> dict:
 
     if args.config:
         return cfg.load(args.config)
-    sections = json.loads(args.config_json) if args.config_json else {}
+    try:
+        sections = json.loads(args.config_json) if args.config_json else {}
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--config-json is not valid JSON ({exc}); pass a JSON object") from None
+    if not isinstance(sections, dict):
+        raise ValueError('--config-json must be a JSON object of config sections, e.g. {"seed": 1}')
     return cfg.validated(cfg.with_minimal_sweep(sections))
 
 
@@ -76,10 +83,25 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_frameworks(timings: list[str], requested: list[str]) -> None:
+    """Refuse a framework the timings know nothing of, naming the ones they hold."""
+    import pandas as pd
+
+    from dlperf.external import is_own_timings, load_all_points
+
+    known = set(load_all_points(timings)["framework"].dropna().astype(str))
+    # Our own table leaves out a framework whose every run failed (failures.csv keeps those):
+    # such a framework is fitted as "no successful run", not refused.
+    if any(is_own_timings(pd.read_csv(path, nrows=0).columns) for path in timings):
+        known |= set(FRAMEWORKS)
+    arg.check_known("framework", requested, sorted(known), f"from {', '.join(timings)}")
+
+
 def cmd_fit(args: argparse.Namespace) -> int:
     from dlperf import stages
 
     config = _config_sections(args)
+    _check_frameworks(args.timings, [args.framework])
     seed = args.seed if args.seed is not None else config["seed"]
     artifact = stages.fit(args.timings, args.framework, config["models"], seed, args.out)
     groups = list(artifact["networks"].items())
@@ -114,6 +136,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else config["seed"]
     out = Path(args.out)
     if args.framework:
+        _check_frameworks(args.timings, args.framework)
         frameworks = args.framework
     else:
         from dlperf.external import load_all_points
@@ -296,10 +319,20 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_write_config(args: argparse.Namespace) -> int:
+    from dlperf.io import atomic_write_json
+
+    atomic_write_json(args.out, _config_sections(args))
+    print(f"the effective configuration -> {args.out}")
+    return 0
+
+
 def cmd_archive(args: argparse.Namespace) -> int:
     from dlperf import archive
 
-    manifest = archive.create(args.results, _config_sections(args), args.out)
+    given = args.config or args.config_json
+    config = _config_sections(args) if given else archive.study_config(args.results)
+    manifest = archive.create(args.results, config, args.out)
     files = sum(1 for node in manifest["@graph"] if node.get("@type") == "File")
     print(f"{files} files with SHA-256 checksums -> {args.out}")
     return 0
@@ -348,13 +381,32 @@ def cmd_adaptive_round(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from dlperf.compare import Settings, compare
+    from dlperf.compare_render import render
+    from dlperf.io import atomic_write_text
+    from dlperf.study_files import load_study
+
+    settings = Settings(
+        threshold=args.threshold, alpha=args.alpha, model=args.model_name, seed=args.seed
+    )
+    result = compare(load_study(args.baseline), load_study(args.candidate), settings)
+    text = render(result, args.format)
+    if args.out:
+        atomic_write_text(args.out, text)
+        print(f"{len(result.regressions)} regression(s) -> {args.out}")
+    else:
+        sys.stdout.write(text)
+    return 1 if not result.regressions.empty else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dlperf", description=__doc__)
+    parser = arg.Parser(prog="dlperf", description=__doc__)
     parser.add_argument("--version", action="version", version=f"dlperf {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("env", help="build (or reuse) a framework environment and write its lock")
-    p.add_argument("--framework", required=True)
+    p.add_argument("--framework", required=True, choices=FRAMEWORKS)
     p.add_argument("--requirements", required=True, help="requirements file, e.g. envs/pytorch.txt")
     p.add_argument(
         "--root", help="where environments live (default: $DLPERF_ENV_ROOT or ~/.cache/dlperf/envs)"
@@ -366,16 +418,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--env", required=True, help="framework environment description from `dlperf env`"
     )
-    p.add_argument("--framework", required=True)
-    p.add_argument("--network", required=True)
+    p.add_argument("--framework", required=True, choices=FRAMEWORKS)
+    p.add_argument("--network", required=True, choices=list(NETWORKS))
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    p.add_argument("--nodes", type=int, default=1)
-    p.add_argument("--procs", type=int, default=1)
-    p.add_argument("--batch-size", type=int, required=True)
-    p.add_argument("--data-size", type=int, required=True)
-    p.add_argument("--rep", type=int, default=0)
-    p.add_argument("--warmup-iters", type=int, default=5)
-    p.add_argument("--threads-per-proc", type=int, default=0)
+    p.add_argument("--nodes", type=arg.NODES, default=1)
+    p.add_argument("--procs", type=arg.WORKERS, default=1)
+    p.add_argument("--batch-size", type=arg.BATCH, required=True)
+    p.add_argument("--data-size", type=arg.DATA_SIZE, required=True)
+    p.add_argument("--rep", type=arg.NON_NEGATIVE, default=0)
+    p.add_argument("--warmup-iters", type=arg.NON_NEGATIVE, default=5)
+    p.add_argument("--threads-per-proc", type=arg.NON_NEGATIVE, default=0)
     p.add_argument(
         "--dataset",
         default="synthetic",
@@ -383,8 +435,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="synthetic: random batches, no input pipeline; digits: scikit-learn's digits through "
         "each framework's own data loader (time waiting for data is recorded)",
     )
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds before the run is ended")
+    p.add_argument("--seed", type=arg.SEED, default=0)
+    p.add_argument(
+        "--timeout", type=arg.SECONDS, default=600.0, help="seconds before the run is ended"
+    )
     p.add_argument("--launcher", default="auto", choices=["auto", "local", "srun"])
     p.add_argument("--out", required=True, help="run record (JSON)")
     p.set_defaults(func=cmd_bench)
@@ -407,7 +461,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--framework", required=True)
     p.add_argument("--config", help="workflow config (models section); default settings otherwise")
     p.add_argument("--config-json", help="config sections as JSON (what the workflow passes)")
-    p.add_argument("--seed", type=int)
+    p.add_argument("--seed", type=arg.SEED)
     p.add_argument("--out", required=True, help="model artifact (JSON)")
     p.set_defaults(func=cmd_fit)
 
@@ -429,14 +483,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="repeatable: kfold, loo_procs, loo_batch, extrapolation_procs, extrapolation_batch, "
         "cross_network, or loo / extrapolation for both of a pair; default: the config's protocols",
     )
-    p.add_argument("--k", type=int, help="folds for --protocol kfold")
+    p.add_argument("--k", type=arg.FOLDS, help="folds for --protocol kfold")
     p.add_argument(
-        "--train-max-procs", type=int, help="for extrapolation_procs: train on procs <= N"
+        "--train-max-procs", type=arg.WORKERS, help="for extrapolation_procs: train on procs <= N"
     )
     p.add_argument(
-        "--train-max-batch", type=int, help="for extrapolation_batch: train on batch <= N"
+        "--train-max-batch", type=arg.BATCH, help="for extrapolation_batch: train on batch <= N"
     )
-    p.add_argument("--seed", type=int)
+    p.add_argument("--seed", type=arg.SEED)
     p.add_argument(
         "--out", required=True, help="output directory: <framework>.csv, <framework>.summary.csv"
     )
@@ -477,14 +531,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True, help="model artifact (results/models/<fw>.json)")
     p.add_argument("--model-name", default="generic", help="which model of the artifact")
     p.add_argument("--network", help="needed when the artifact covers several networks")
-    p.add_argument("--nodes", type=int, nargs="+", default=[1])
-    p.add_argument("--procs", type=int, nargs="+", required=True, help="one value, or one per row")
-    p.add_argument("--batch-size", type=int, nargs="+", required=True, help="per worker")
-    p.add_argument("--data-size", type=int, nargs="+", required=True, help="samples per epoch")
-    p.add_argument("--epochs", type=float, default=1.0)
-    p.add_argument("--level", type=float, default=0.9, help="prediction-interval level (0.9)")
-    p.add_argument("--param-count", type=float, help="W of an unseen network (generic_xnet)")
-    p.add_argument("--flops-per-sample", type=float, help="F of an unseen network (generic_xnet)")
+    p.add_argument("--nodes", type=arg.NODES, nargs="+", default=[1])
+    p.add_argument(
+        "--procs", type=arg.WORKERS, nargs="+", required=True, help="one value, or one per row"
+    )
+    p.add_argument("--batch-size", type=arg.BATCH, nargs="+", required=True, help="per worker")
+    p.add_argument(
+        "--data-size", type=arg.DATA_SIZE, nargs="+", required=True, help="samples per epoch"
+    )
+    p.add_argument("--epochs", type=arg.EPOCHS, default=1.0)
+    p.add_argument("--level", type=arg.LEVEL, default=0.9, help="prediction-interval level (0.9)")
+    p.add_argument("--param-count", type=arg.PARAMS, help="W of an unseen network (generic_xnet)")
+    p.add_argument(
+        "--flops-per-sample", type=arg.FLOPS, help="F of an unseen network (generic_xnet)"
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=cmd_predict)
 
@@ -492,26 +552,49 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True, help="model artifact (results/models/<fw>.json)")
     p.add_argument("--model-name", default="generic")
     p.add_argument("--network")
-    p.add_argument("--batch-size", type=int, required=True, help="per worker")
-    p.add_argument("--data-size", type=int, help="samples per epoch")
-    p.add_argument("--epochs", type=float, default=1.0)
-    p.add_argument("--samples", type=float, help="total samples to train on (instead of --epochs)")
-    p.add_argument("--deadline", required=True, help="seconds, or with a unit: 90m, 2h, 1d")
-    p.add_argument("--gpus-per-node", type=int, default=8)
-    p.add_argument("--max-procs", type=int, default=64, help="largest worker count to consider")
+    p.add_argument("--batch-size", type=arg.BATCH, required=True, help="per worker")
+    p.add_argument("--data-size", type=arg.DATA_SIZE, help="samples per epoch")
+    p.add_argument("--epochs", type=arg.EPOCHS, default=1.0)
+    p.add_argument(
+        "--samples", type=arg.SAMPLES, help="total samples to train on (instead of --epochs)"
+    )
+    p.add_argument(
+        "--deadline",
+        required=True,
+        type=arg.duration,
+        help="seconds, or with a unit: 90m, 2h, 1d",
+    )
+    p.add_argument("--gpus-per-node", type=arg.COUNT, default=8)
+    p.add_argument(
+        "--max-procs", type=arg.WORKERS, default=64, help="largest worker count to consider"
+    )
     p.add_argument("--objective", choices=["workers", "cost"], default="workers")
     p.add_argument(
         "--safe",
         action="store_true",
         help="meet the deadline at the prediction interval's upper end",
     )
-    p.add_argument("--level", type=float, default=0.9)
+    p.add_argument("--level", type=arg.LEVEL, default=0.9)
     p.set_defaults(func=cmd_plan)
+
+    p = sub.add_parser(
+        "write-config",
+        help="write the effective configuration (defaults filled in) as JSON: "
+        "results/config.json, which `dlperf archive` archives",
+    )
+    p.add_argument("--config", help="a workflow config file")
+    p.add_argument("--config-json", help="the config as JSON (what the workflow passes)")
+    p.add_argument("--out", required=True, help="JSON file to write")
+    p.set_defaults(func=cmd_write_config)
 
     p = sub.add_parser("archive", help="write one file holding the whole study, with checksums")
     p.add_argument("--results", default="results", help="the results directory (default: results)")
-    p.add_argument("--config", help="the workflow config file the study ran with")
-    p.add_argument("--config-json", help="the effective config as JSON (what the workflow passes)")
+    p.add_argument(
+        "--config",
+        help="the workflow config file the study ran with (default: RESULTS/config.json, "
+        "which the workflow writes)",
+    )
+    p.add_argument("--config-json", help="the effective config as JSON")
     p.add_argument("--out", required=True, help="archive to write (.tar.gz)")
     p.set_defaults(func=cmd_archive)
 
@@ -520,7 +603,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--rerun",
         action="store_true",
-        help="re-run fit and validate from the archived timings and compare byte for byte",
+        help="re-run fit, validate and report from the archived timings and compare byte for byte",
     )
     p.set_defaults(func=cmd_verify_archive)
 
@@ -532,12 +615,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--timings", required=True, nargs="+", help="the measured grid: timings.csv or external CSV"
     )
     p.add_argument(
-        "--budget", required=True, type=float, help="share of the grid's runs to use, e.g. 0.35"
+        "--budget", required=True, type=arg.SHARE, help="share of the grid's runs to use, e.g. 0.35"
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=arg.SEED, default=0)
     p.add_argument("--model-name", default="generic", help="the model the loop fits (generic)")
-    p.add_argument("--initial", type=int, help="configurations per series in round 0 (4)")
-    p.add_argument("--per-round", type=int, help="configurations per later round (4)")
+    p.add_argument("--initial", type=arg.COUNT, help="configurations per series in round 0 (4)")
+    p.add_argument("--per-round", type=arg.COUNT, help="runs per later round (4)")
     p.add_argument("--out", required=True, help="directory for rounds.csv and summary.json")
     p.set_defaults(func=cmd_adaptive_replay)
 
@@ -545,12 +628,48 @@ def build_parser() -> argparse.ArgumentParser:
         "adaptive-round", help="choose the next round of an adaptive sweep (the workflow's step)"
     )
     p.add_argument("records", nargs="*", help="run records of the rounds before")
-    p.add_argument("--round", type=int, required=True, help="the round to choose (0 = initial)")
+    p.add_argument(
+        "--round", type=arg.NON_NEGATIVE, required=True, help="the round to choose (0 = initial)"
+    )
     p.add_argument("--config", help="workflow config (sweep and adaptive sections)")
     p.add_argument("--config-json", help="config sections as JSON (what the workflow passes)")
     p.add_argument("--out", required=True, help="round file to write (JSON)")
     p.set_defaults(func=cmd_adaptive_round)
+
+    p = sub.add_parser(
+        "compare",
+        help="compare two studies configuration by configuration; exit 1 on a regression",
+    )
+    p.add_argument("baseline", help="results directory or archive (.tar.gz) of the old study")
+    p.add_argument("candidate", help="results directory or archive (.tar.gz) of the new study")
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=0.05,
+        help="slowdown (fraction of the median iteration) that counts as a regression "
+        "(default 0.05)",
+    )
+    p.add_argument(
+        "--alpha", type=float, default=0.05, help="false discovery rate of the tests (default 0.05)"
+    )
+    p.add_argument(
+        "--model-name",
+        default="generic",
+        help="baseline model whose prediction interval the candidate's runs are checked against",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals")
+    p.add_argument("--format", choices=["markdown", "html"], default="markdown")
+    p.add_argument("--out", help="write the answer here instead of to standard output")
+    p.set_defaults(func=cmd_compare)
     return parser
+
+
+def _check_together(args: argparse.Namespace) -> None:
+    """The checks that need two arguments at once (each argument alone is checked by its type)."""
+    if args.command in ("bench", "predict"):
+        nodes = args.nodes if isinstance(args.nodes, list) else [args.nodes]
+        procs = args.procs if isinstance(args.procs, list) else [args.procs]
+        arg.check_layouts(nodes, procs)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -558,10 +677,12 @@ def main(argv: list[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     try:
+        _check_together(args)
         return args.func(args)
     except (ConfigError, ValueError, FileNotFoundError, KeyError) as exc:  # ArchiveError too
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"dlperf {args.command}: error: {message}", file=sys.stderr)
+        # One line, whatever the message or a value quoted in it holds.
+        print(f"dlperf {args.command}: error: {arg.one_line(message)}", file=sys.stderr)
         return 2
 
 

@@ -22,6 +22,15 @@ import numpy as np
 import pandas as pd
 
 from dlperf import tables
+from dlperf.limits import (
+    MAX_COUNT,
+    MAX_FLOPS,
+    MAX_PARAMS,
+    MAX_RATE,
+    MAX_SAMPLES,
+    MAX_SECONDS,
+    MIN_SECONDS,
+)
 
 REQUIRED = ["framework", "procs", "batch_size"]
 SAFE_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
@@ -29,6 +38,21 @@ TIME_COLUMNS = ["epoch_time_s", "iter_time_s", "samples_per_s"]
 INTEGER_COLUMNS = ["procs", "batch_size", "nodes", "data_size", "rep"]
 FEATURE_COLUMNS = ["param_count", "flops_per_sample"]
 DEFAULTS = {"nodes": 1, "network": "external", "device": "unknown"}
+# (lowest, highest) value of each numeric column: anything outside is a typo or a unit mix-up,
+# refused by column and row before it reaches NumPy or SciPy (dlperf.limits).
+LIMITS = {
+    "procs": (1, MAX_COUNT),
+    "batch_size": (1, MAX_COUNT),
+    "nodes": (1, MAX_COUNT),
+    "data_size": (1, MAX_SAMPLES),
+    "rep": (0, MAX_COUNT),
+    "epoch_time_s": (MIN_SECONDS, MAX_SECONDS),
+    "iter_time_s": (MIN_SECONDS, MAX_SECONDS),
+    "samples_per_s": (1 / MAX_SECONDS, MAX_RATE),
+    "param_count": (1, MAX_PARAMS),
+    "flops_per_sample": (1, MAX_FLOPS),
+}
+SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "bars"}
 DEFAULT_ITERATIONS = 100
 # Columns only our own `dlperf aggregate` table has: their presence tells the formats apart.
 OWN_FORMAT_MARKERS = ["rep", "iter_time_median_s", "epoch_time_s", "network", "device", "data_size"]
@@ -74,8 +98,10 @@ def load_points(path: str | os.PathLike) -> pd.DataFrame:
         header = pd.read_csv(path, nrows=0).columns
     except FileNotFoundError:
         raise FileNotFoundError(f"timings file {path} does not exist") from None
-    except (pd.errors.EmptyDataError, pd.errors.ParserError) as exc:
-        raise ExternalTimingsError(f"{path} is not a readable CSV ({exc})") from None
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise ExternalTimingsError(
+            f"{path} is not a readable CSV ({exc}){_separator_hint(path)}"
+        ) from None
     if is_own_timings(header):
         return tables.to_points(tables.read_timings(path))
     return read_external(path)
@@ -94,7 +120,7 @@ def _rows(mask: np.ndarray, limit: int = 5) -> str:
     return f"row(s) {', '.join(rows)}{more} (data rows; the header is line 1)"
 
 
-def _numeric(raw: pd.DataFrame, column: str, path, integer: bool, positive: bool) -> pd.Series:
+def _numeric(raw: pd.DataFrame, column: str, path, integer: bool) -> pd.Series:
     values = pd.to_numeric(raw[column], errors="coerce")
     bad = values.isna().to_numpy()
     if bad.any():
@@ -103,11 +129,22 @@ def _numeric(raw: pd.DataFrame, column: str, path, integer: bool, positive: bool
             f"column {column!r} has missing or non-numeric values at {_rows(bad)}; "
             "fill in a number there",
         )
-    if positive and (values <= 0).any():
+    infinite = ~np.isfinite(values.to_numpy(float))
+    if infinite.any():
+        _fail(path, f"column {column!r} has infinite values at {_rows(infinite)}")
+    low, high = LIMITS[column]
+    if low > 0 and (values <= 0).any():
         _fail(
             path,
             f"column {column!r} must be positive; {_rows((values <= 0).to_numpy())} "
             "have zero or negative values",
+        )
+    outside = ((values < low) | (values > high)).to_numpy()
+    if outside.any():
+        _fail(
+            path,
+            f"column {column!r} must lie between {low:g} and {high:g}; {_rows(outside)} "
+            "lie outside (a typo, or another unit?)",
         )
     if integer:
         fractional = (values != np.round(values)).to_numpy()
@@ -115,6 +152,22 @@ def _numeric(raw: pd.DataFrame, column: str, path, integer: bool, positive: bool
             _fail(path, f"column {column!r} must hold whole numbers; see {_rows(fractional)}")
         return values.astype(np.int64)
     return values.astype(float)
+
+
+def _separator_hint(path) -> str:
+    """A hint when the header is separated by something other than commas."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        header = fh.readline()
+    if "," in header:
+        return ""
+    for separator, name in SEPARATORS.items():
+        if separator in header:
+            return (
+                f"; its header is separated by {name}, not commas: save it comma-separated with "
+                f"decimal points (e.g. pandas.read_csv(path, sep={separator!r})"
+                ".to_csv(path, index=False), adding decimal=',' if it writes 0,5 for 0.5)"
+            )
+    return ""
 
 
 def read_external(path: str | os.PathLike) -> pd.DataFrame:
@@ -128,10 +181,14 @@ def read_external_runs(path: str | os.PathLike) -> pd.DataFrame:
         raw = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
     except pd.errors.EmptyDataError:
         _fail(path, "the file is empty")
-    raw.columns = [c.strip() for c in raw.columns]
+    except pd.errors.ParserError as exc:
+        _fail(path, f"is not a readable CSV ({exc}){_separator_hint(path)}")
+    except UnicodeDecodeError as exc:
+        _fail(path, f"is not UTF-8 text ({exc}); save it as UTF-8")
+    raw.columns = [str(c).strip() for c in raw.columns]
     missing = [c for c in REQUIRED if c not in raw.columns]
     if missing:
-        _fail(path, f"missing required column(s) {', '.join(missing)}")
+        _fail(path, f"missing required column(s) {', '.join(missing)}{_separator_hint(path)}")
     times = [c for c in TIME_COLUMNS if c in raw.columns]
     if not times:
         _fail(path, f"needs one of the columns {', '.join(TIME_COLUMNS)}")
@@ -163,11 +220,9 @@ def read_external_runs(path: str | os.PathLike) -> pd.DataFrame:
         else:
             frame[column] = DEFAULTS[column]
     for column in ("procs", "batch_size"):
-        frame[column] = _numeric(raw, column, path, integer=True, positive=True)
+        frame[column] = _numeric(raw, column, path, integer=True)
     frame["nodes"] = (
-        _numeric(raw, "nodes", path, integer=True, positive=True)
-        if "nodes" in raw.columns
-        else DEFAULTS["nodes"]
+        _numeric(raw, "nodes", path, integer=True) if "nodes" in raw.columns else DEFAULTS["nodes"]
     )
     uneven = (frame["procs"] % frame["nodes"] != 0).to_numpy()
     if uneven.any():
@@ -176,14 +231,12 @@ def read_external_runs(path: str | os.PathLike) -> pd.DataFrame:
         )
     global_batch = frame["procs"] * frame["batch_size"]
     if "data_size" in raw.columns:
-        frame["data_size"] = _numeric(raw, "data_size", path, integer=True, positive=True)
+        frame["data_size"] = _numeric(raw, "data_size", path, integer=True)
     else:
         frame["data_size"] = DEFAULT_ITERATIONS * global_batch
-    frame["rep"] = (
-        _numeric(raw, "rep", path, integer=True, positive=False) if "rep" in raw.columns else 0
-    )
+    frame["rep"] = _numeric(raw, "rep", path, integer=True) if "rep" in raw.columns else 0
     iters = np.ceil(frame["data_size"] / global_batch)
-    measured = _numeric(raw, time_column, path, integer=False, positive=True)
+    measured = _numeric(raw, time_column, path, integer=False)
     if time_column == "epoch_time_s":
         frame["epoch_time_s"] = measured
     elif time_column == "iter_time_s":
@@ -193,7 +246,7 @@ def read_external_runs(path: str | os.PathLike) -> pd.DataFrame:
     frame["samples_per_s"] = frame["data_size"] / frame["epoch_time_s"]
     for column in FEATURE_COLUMNS:
         if column in raw.columns:
-            frame[column] = _numeric(raw, column, path, integer=False, positive=True)
+            frame[column] = _numeric(raw, column, path, integer=False)
 
     keys = tables.POINT_KEYS + ["rep"]
     duplicated = frame.duplicated(keys, keep=False).to_numpy()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from dlperf import tables
-from dlperf.io import atomic_write_json, read_json
+from dlperf.io import atomic_write_json
 
 PathLike = str | os.PathLike
 
@@ -103,37 +103,13 @@ def report(
     out_html: PathLike,
     figures_dir: PathLike | None = None,
 ) -> list[Path]:
-    from dlperf.external import is_own_timings, load_all_points
-    from dlperf.report.html import build_report
+    from dlperf.report.page import build_report
+    from dlperf.report.study import Study
 
-    sources = [timings_csv] if isinstance(timings_csv, (str, os.PathLike)) else list(timings_csv)
-    # Our own runs carry the environment the report shows; external CSVs only points.
-    own = [s for s in sources if is_own_timings(pd.read_csv(s, nrows=0).columns)]
-    timings = (
-        pd.concat([tables.read_timings(s) for s in own], ignore_index=True)
-        if own
-        else pd.DataFrame(columns=tables.TIMING_COLUMNS)
+    study = Study.from_files(
+        timings_csv, failures_csv, model_files, summary_csv, prediction_csvs, config
     )
-    failures = (
-        pd.read_csv(failures_csv) if failures_csv else pd.DataFrame(columns=tables.FAILURE_COLUMNS)
-    )
-    artifacts = {}
-    for path in model_files:
-        artifact = read_json(path)
-        artifacts[artifact["framework"]] = artifact
-    predictions = [pd.read_csv(p) for p in prediction_csvs]
-    predictions = pd.concat(predictions, ignore_index=True) if predictions else pd.DataFrame()
-    return build_report(
-        Path(out_html),
-        timings,
-        failures,
-        load_all_points(sources),
-        artifacts,
-        pd.read_csv(summary_csv),
-        predictions,
-        config,
-        Path(figures_dir) if figures_dir else None,
-    )
+    return build_report(study, Path(out_html), Path(figures_dir) if figures_dir else None)
 
 
 def adaptive_replay(

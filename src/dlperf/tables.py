@@ -31,33 +31,51 @@ CONFIG_COLUMNS = [
     "rep",
 ]
 POINT_KEYS = ["framework", "network", "device", "nodes", "procs", "batch_size", "data_size"]
-TIMING_COLUMNS = CONFIG_COLUMNS + [
-    "global_batch",
-    "iters_per_epoch",
-    "iter_time_median_s",
-    "iter_time_q25_s",
-    "iter_time_q75_s",
-    "iter_time_iqr_s",
-    "iter_time_mean_s",
-    "iter_time_n",
-    "warmup_iters",
-    "epoch_time_s",
-    "samples_per_s",
-    "param_count",
-    "flops_per_sample",
-    "setup_s",
-    "compile_s",
-    "framework_version",
-    "threads_per_worker",
-    "ranks",
-    "hostname",
-    "cpu_model",
-    "gpu_names",
-    "slurm_job_id",
-    "git_commit",
-    "start_time",
-    "source",
-]
+TIMING_COLUMNS = (
+    CONFIG_COLUMNS
+    + [
+        "global_batch",
+        "iters_per_epoch",
+        "iter_time_median_s",
+        "iter_time_q25_s",
+        "iter_time_q75_s",
+        "iter_time_iqr_s",
+        "iter_time_mean_s",
+        "iter_time_n",
+        "warmup_iters",
+        "epoch_time_s",
+        "samples_per_s",
+        "param_count",
+        "flops_per_sample",
+        "setup_s",
+        "compile_s",
+        "framework_version",
+        "threads_per_worker",
+        "ranks",
+        "hostname",
+        "cpu_model",
+        "gpu_names",
+        "slurm_job_id",
+        "git_commit",
+        "start_time",
+        "source",
+    ]
+    + [
+        # What the hardware did during the timed epoch (run record "resources", "noise"); empty
+        # for records written before dlperf captured it, GPU columns empty on CPU runs.
+        "peak_host_memory_mb",  # largest peak resident memory of any rank
+        "cpu_utilisation",  # CPU seconds / (epoch seconds * threads), mean over ranks
+        "device_memory_mb",  # largest peak device memory of any rank, as the framework reports it
+        "gpu_utilisation_pct",  # NVML, mean over the epoch and over the ranks' GPUs
+        "gpu_power_w",  # NVML, mean power of all the run's GPUs together
+        "energy_per_sample_j",  # the run's GPU energy over the epoch / samples trained
+        "foreign_cpu_fraction",  # CPU used by other programs on rank 0's host (noise)
+    ]
+)
+MIB = 2**20
+# A run during whose timed epoch other programs used more than this share of its host's CPU
+# (foreign_cpu_fraction) was disturbed: its times say more about the neighbours than about it.
+NOISY_FOREIGN_CPU = 0.10
 # Optional per-network features carried from the timings into the points when present.
 NETWORK_FEATURES = ["param_count", "flops_per_sample"]
 FAILURE_COLUMNS = CONFIG_COLUMNS + ["status", "error", "hostname", "slurm_job_id", "record"]
@@ -189,7 +207,28 @@ def _timing_row(record: dict) -> dict:
         start_time=env.get("start_time"),
         source="dlperf",
     )
+    row.update(_resource_columns(record))
     return row
+
+
+def _resource_columns(record: dict) -> dict:
+    used = record.get("resources") or {}
+    noise = record.get("noise") or {}
+
+    def scaled(key: str, factor: float) -> float | None:
+        value = used.get(key)
+        return None if value is None else value / factor
+
+    samples = record["iters_per_epoch"] * record["config"]["procs"] * record["config"]["batch_size"]
+    return {
+        "peak_host_memory_mb": scaled("peak_host_memory_bytes", MIB),
+        "cpu_utilisation": used.get("cpu_utilisation"),
+        "device_memory_mb": scaled("device_memory_bytes", MIB),
+        "gpu_utilisation_pct": used.get("gpu_utilisation_pct"),
+        "gpu_power_w": used.get("gpu_power_mean_w"),
+        "energy_per_sample_j": scaled("gpu_energy_j", samples),
+        "foreign_cpu_fraction": noise.get("foreign_cpu_fraction"),
+    }
 
 
 def _failure_row(record: dict, path: str) -> dict:

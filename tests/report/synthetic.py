@@ -19,7 +19,8 @@ from dlperf import tables
 from dlperf.models import MODELS, Capabilities
 from dlperf.models.artifact import fit_framework
 from dlperf.models.base import TARGET, InsufficientData, PerformanceModel, iterations
-from dlperf.report.html import build_report
+from dlperf.report.page import build_report
+from dlperf.report.study import Study
 from dlperf.validate.crossval import cross_validate
 
 FAST_GENERIC = {"lambdas": [0.0], "popsize": 6, "maxiter": 30, "tol": 1e-6}
@@ -113,6 +114,10 @@ def synthetic_timings(seed: int = 0, data_sizes=(512, 1024)) -> pd.DataFrame:
                 "gpu_names": "",
                 "slurm_job_id": "4242",
                 "git_commit": "0123abcd",
+                "peak_host_memory_mb": 250.0 + 10.0 * b + rng.uniform(0, 5),
+                "cpu_utilisation": 0.9,
+                # one run disturbed by another program on the host
+                "foreign_cpu_fraction": 0.3 if (network, p, b, rep) == ("mlp", 2, 8, 1) else 0.01,
             }
         )
     return pd.DataFrame(rows).reindex(columns=tables.TIMING_COLUMNS)
@@ -165,19 +170,23 @@ def validated(
             "networks": ["mlp", "lenet"],
             "seed": seed,
             "validation": {"protocols": protocols or PROTOCOLS, "bootstrap": n_boot},
+            "report": {"target": {"data_size": 100_000, "epochs": 10, "deadline": "10m"}},
         },
     }
 
 
 def write_report(data: dict, out_html: Path) -> list[Path]:
     with test_model_registered():
-        return build_report(
-            out_html,
-            data["timings"],
-            data["failures"],
-            data["points"],
-            data["artifacts"],
-            data["summary"],
-            data["predictions"],
-            data["config"],
-        )
+        return build_report(study(data), out_html)
+
+
+def study(data: dict) -> Study:
+    return Study(
+        timings=data["timings"],
+        failures=data["failures"],
+        points=data["points"],
+        artifacts=data["artifacts"],
+        summary=data["summary"],
+        predictions=data["predictions"],
+        config=data["config"],
+    )

@@ -43,6 +43,9 @@ new Promise(resolve => {
     images: Array.from(document.images).map(i => ({alt: i.alt, width: i.naturalWidth})),
     errorTable: document.querySelectorAll('#validation-table tbody tr').length,
     rankingTable: document.querySelectorAll('#ranking-table tbody tr').length,
+    firstHeading: document.querySelector('h2').textContent,
+    summaryFigures: document.querySelectorAll('figure[id^="fig-pytorch-summary_"]').length,
+    warnings: Array.from(document.querySelectorAll('.warnings')).map(w => w.id),
     title: document.title,
   }));
   const pending = Array.from(document.images).filter(i => !i.complete)
@@ -218,7 +221,10 @@ def test_report_renders_in_chromium(built, chromium, tmp_path):
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "report.png").write_bytes(base64.b64decode(shot["data"]))
     assert result["title"] == "dlperf report"
-    assert len(result["images"]) == 12, result["images"]
+    assert result["firstHeading"] == "Summary"
+    assert result["summaryFigures"] == 2
+    assert result["warnings"] == ["warnings-pytorch-lenet", "warnings-pytorch-mlp"]
+    assert len(result["images"]) == 14, result["images"]
     broken = [image["alt"] for image in result["images"] if image["width"] <= 0]
     assert not broken, f"images that did not load: {broken}"
     assert result["errorTable"] == len(data["summary"])

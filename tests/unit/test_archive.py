@@ -1,46 +1,90 @@
+import contextlib
 import gzip
 import io
 import itertools
+import json
+import shutil
 import tarfile
+import tracemalloc
 
 import pytest
 
+from conftest import make_record
 from dlperf import archive, stages
+from dlperf import config as cfg
+from dlperf.cli import main
 from dlperf.io import atomic_write_json
 
-CONFIG = {
-    "frameworks": ["pytorch"],
-    "seed": 0,
-    "models": {"generic": {"popsize": 8, "maxiter": 60, "lambdas": [0.0]}},
-    "validation": {"protocols": {"kfold": {"k": 3}, "loo_batch": {}}, "bootstrap": 50},
-}
+CONFIG = cfg.validated(
+    {
+        "frameworks": ["pytorch"],
+        "networks": ["mlp"],
+        "procs": [1, 2],
+        "batch_sizes": [8, 16, 32],
+        "data_sizes": [64, 128],
+        "repeats": 1,
+        "seed": 0,
+        "models": {"generic": {"popsize": 8, "maxiter": 60, "lambdas": [0.0]}},
+        "validation": {"protocols": {"kfold": {"k": 3}, "loo_batch": {}}, "bootstrap": 50},
+    }
+)
 
 
-@pytest.fixture
-def study(tmp_path, record_factory):
-    """A small finished study: run records, tables, a model and validation results."""
-    results = tmp_path / "results"
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    """A small finished study, as the workflow leaves it: run records, tables, the framework
+    environment's lock, a model, validation results, the report and the study's config."""
+    results = tmp_path_factory.mktemp("study") / "results"
     records = []
     for procs, batch, data in itertools.product([1, 2], [8, 16, 32], [64, 128]):
         path = results / "runs" / "pytorch" / "mlp" / f"n1_p{procs}_b{batch}_d{data}_r0.json"
         iter_s = 0.002 + 0.0004 * batch + 0.003 * (procs - 1)
-        atomic_write_json(path, record_factory(procs=procs, batch=batch, data=data, iter_s=iter_s))
+        atomic_write_json(path, make_record(procs=procs, batch=batch, data=data, iter_s=iter_s))
         records.append(path)
     stages.aggregate(
         records, results / "timings.csv", results / "timings.parquet", results / "failures.csv"
     )
+    # What `dlperf env` writes, trimmed: the lock of the framework environment.
+    atomic_write_json(
+        results / "envs" / "pytorch.json",
+        {"framework": "pytorch", "python_version": "3.11.2", "packages": ["torch==2.13.0"]},
+    )
     stages.fit(
         results / "timings.csv", "pytorch", CONFIG["models"], 0, results / "models" / "pytorch.json"
     )
+    validation = results / "validation"
     stages.validate(
         results / "timings.csv",
         "pytorch",
         CONFIG["models"],
         CONFIG["validation"]["protocols"],
         0,
-        results / "validation" / "pytorch.csv",
-        results / "validation" / "pytorch.summary.csv",
+        validation / "pytorch.csv",
+        validation / "pytorch.summary.csv",
         n_boot=50,
+    )
+    stages.combine([validation / "pytorch.summary.csv"], validation / "summary.csv")
+    stages.report(
+        results / "timings.csv",
+        results / "failures.csv",
+        [results / "models" / "pytorch.json"],
+        validation / "summary.csv",
+        [validation / "pytorch.csv"],
+        CONFIG,
+        results / "report" / "index.html",
+        results / "report" / "figures",
+    )
+    assert (
+        main(
+            [
+                "write-config",
+                "--config-json",
+                json.dumps(CONFIG),
+                "--out",
+                str(results / "config.json"),
+            ]
+        )
+        == 0
     )
     (results / "runs" / "pytorch" / "mlp" / ".n1_p1_b8_d64_r0.work").mkdir()  # never archived
     return results
@@ -53,23 +97,62 @@ def test_archive_is_deterministic_and_verifies(study, tmp_path):
     assert first.read_bytes() == second.read_bytes()
     names = {node["@id"] for node in manifest["@graph"] if node.get("@type") == "File"}
     assert "results/timings.csv" in names and "config.json" in names
-    assert "results/models/pytorch.json" in names
+    assert "results/models/pytorch.json" in names and "results/envs/pytorch.json" in names
+    assert "results/report/index.html" in names
+    assert any(n.startswith("results/report/figures/") for n in names)
     assert sum(n.startswith("results/runs/") for n in names) == 12
     result = archive.verify(first)
     assert result.ok and result.files == len(names)
 
 
-def test_rerun_reproduces_models_and_validation(study, tmp_path):
-    path = tmp_path / "a.tar.gz"
-    archive.create(study, CONFIG, path)
-    result = archive.verify(path, rerun=True)
-    assert result.ok, result.problems
-    assert "results/models/pytorch.json" in result.reproduced
-    assert "results/validation/pytorch.summary.csv" in result.reproduced
+def run(argv):
+    """Exit status, stdout and stderr of ``dlperf ARGV``."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_the_study_archives_its_own_config_and_reproduces(study, tmp_path):
+    """`dlperf archive` with nothing but --out takes the study's results/config.json (written
+    by the workflow), so `verify-archive --rerun` re-runs with the study's own settings."""
+    path = tmp_path / "study.tar.gz"
+    code, out, err = run(["archive", "--results", str(study), "--out", str(path)])
+    assert code == 0, err
+    with tarfile.open(path, "r:gz") as tar:
+        archived = json.load(tar.extractfile("config.json"))
+    assert archived == CONFIG and archived["models"] == CONFIG["models"]
+    code, out, err = run(["verify-archive", str(path), "--rerun"])
+    assert code == 0, out + err
+    assert f"{path}: intact" in out
+    for name in (
+        "results/models/pytorch.json",
+        "results/validation/pytorch.summary.csv",
+        "results/report/index.html",
+    ):
+        assert f"reproduced: {name}" in out
+
+
+def test_without_the_study_config_archive_refuses(study, tmp_path):
+    copy = tmp_path / "results"
+    shutil.copytree(study, copy)
+    (copy / "config.json").unlink()
+    code, out, err = run(["archive", "--results", str(copy), "--out", str(tmp_path / "a.tar.gz")])
+    assert code == 2 and err.count("\n") == 1
+    assert "config.json does not exist" in err and "snakemake results/config.json" in err
+    assert not (tmp_path / "a.tar.gz").exists()
+
+
+def test_a_config_the_study_did_not_run_with_is_refused(study, tmp_path):
+    other = cfg.validated({**CONFIG, "seed": 1, "models": {"generic": {}, "ernest": {}}})
+    with pytest.raises(archive.ArchiveError, match="fitted with seed 0 and models generic"):
+        archive.create(study, other, tmp_path / "a.tar.gz")
+    assert not (tmp_path / "a.tar.gz").exists()
 
 
 def _rewrite(path, change):
-    """Copy the archive with ``change(name, data) -> data`` applied to every member."""
+    """Copy the archive with ``change(name, data) -> data`` applied to every member; a member
+    whose change is None is left out."""
     with tarfile.open(path, "r:gz") as tar:
         members = [(m, tar.extractfile(m).read()) for m in tar.getmembers()]
     buffer = io.BytesIO()
@@ -79,9 +162,31 @@ def _rewrite(path, change):
     ):
         for info, data in members:
             data = change(info.name, data)
+            if data is None:
+                continue
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     path.write_bytes(buffer.getvalue())
+
+
+def _edit_manifest(edit):
+    """A ``change`` for ``_rewrite`` that edits the manifest's JSON with ``edit(crate)``."""
+
+    def change(name, data):
+        if name != archive.MANIFEST:
+            return data
+        crate = json.loads(data)
+        edit(crate)
+        return json.dumps(crate).encode()
+
+    return change
+
+
+def _drop_from_manifest(member):
+    def edit(crate):
+        crate["@graph"] = [n for n in crate["@graph"] if n.get("@id") != member]
+
+    return edit
 
 
 def test_tampering_is_found(study, tmp_path):
@@ -98,11 +203,93 @@ def test_tampering_is_found(study, tmp_path):
     assert result.problems == ["results/timings.csv: checksum mismatch (the file was changed)"]
 
 
+@pytest.mark.parametrize(
+    "member",
+    ["config.json", "results/validation/summary.csv", "results/models/pytorch.json"],
+)
+def test_a_member_every_study_has_is_required(study, tmp_path, member):
+    path = tmp_path / "a.tar.gz"
+    archive.create(study, CONFIG, path)
+    # Removed from the archive only: the manifest still lists it.
+    _rewrite(path, lambda name, data: None if name == member else data)
+    result = archive.verify(path)
+    assert result.problems == [f"{member}: listed in the manifest but missing"]
+    # Removed from the manifest too, so every checksum agrees: still not a whole study.
+    _rewrite(path, _edit_manifest(_drop_from_manifest(member)))
+    result = archive.verify(path)
+    assert not result.ok
+    assert len(result.problems) == 1 and result.problems[0].startswith(f"{member}: missing")
+    code, out, err = run(["verify-archive", str(path)])
+    assert code == 1 and "NOT intact" in out and member in err
+
+
+def _damage_entry(key, value):
+    def edit(crate):
+        node = crate["@graph"][3]
+        if value is None:
+            del node[key]
+        else:
+            node[key] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    "edit, problem",
+    [
+        (_damage_entry("sha256", None), "ro-crate-metadata.json: @graph[3] ({name}) has no sha256"),
+        (
+            _damage_entry("sha256", "abc"),
+            "ro-crate-metadata.json: @graph[3] ({name}) has a malformed",
+        ),
+        (
+            _damage_entry("contentSize", -1),
+            "ro-crate-metadata.json: @graph[3] ({name}) has no valid contentSize",
+        ),
+        (_damage_entry("@id", None), "ro-crate-metadata.json: @graph[3] has no @id"),
+        (lambda crate: crate.pop("@graph"), "ro-crate-metadata.json: has no @graph list"),
+    ],
+)
+def test_a_malformed_manifest_is_named_by_part(study, tmp_path, edit, problem):
+    path = tmp_path / "a.tar.gz"
+    manifest = archive.create(study, CONFIG, path)
+    name = manifest["@graph"][3]["@id"]
+    _rewrite(path, _edit_manifest(edit))
+    result = archive.verify(path)
+    assert not result.ok
+    assert any(p.startswith(problem.format(name=name)) for p in result.problems), result.problems
+
+
+def test_members_are_streamed_in_bounded_memory(study, tmp_path):
+    """A member far larger than the chunk size is hashed and archived without being held."""
+    copy = tmp_path / "results"
+    shutil.copytree(study, copy)
+    size = 64 << 20
+    big = copy / "runs" / "pytorch" / "mlp" / "big.json"
+    with open(big, "wb") as fh:
+        for _ in range(size // (1 << 20)):
+            fh.write(b"0123456789abcdef" * (1 << 16))
+    path = tmp_path / "a.tar.gz"
+    tracemalloc.start()
+    try:
+        manifest = archive.create(copy, CONFIG, path)
+        _, create_peak = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        result = archive.verify(path)
+        _, verify_peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    entry = next(n for n in manifest["@graph"] if n["@id"] == "results/runs/pytorch/mlp/big.json")
+    assert entry["contentSize"] == size
+    assert result.ok, result.problems
+    assert create_peak < size / 16 and verify_peak < size / 16, (create_peak, verify_peak)
+
+
 def test_not_an_archive_and_nothing_to_archive(tmp_path):
     junk = tmp_path / "junk.tar.gz"
     junk.write_bytes(b"not a tarball")
     with pytest.raises(archive.ArchiveError, match="not a readable dlperf archive"):
         archive.verify(junk)
-    with pytest.raises(archive.ArchiveError, match="no timings.csv"):
+    with pytest.raises(archive.ArchiveError, match="not a finished study: .*results/timings.csv"):
         archive.create(tmp_path, CONFIG, tmp_path / "x.tar.gz")
     assert not (tmp_path / "x.tar.gz").exists()

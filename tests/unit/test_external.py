@@ -77,6 +77,47 @@ def test_repetitions_are_medianed_like_our_own_table(tmp_path):
         ("framework,procs,batch_size,iter_time_s\npytorch,1.5,2,3\n", ["whole numbers"]),
         ("framework,nodes,procs,batch_size,iter_time_s\npytorch,2,3,2,3\n", ["multiple of nodes"]),
         ("framework,procs,batch_size,iter_time_s\n,1,2,3\n", ["'framework'", "row(s) 1"]),
+        # Infinite and absurd values, before anything reaches NumPy or SciPy.
+        (
+            "framework,procs,batch_size,iter_time_s\npytorch,1,2,0.1\npytorch,2,2,inf\n",
+            ["'iter_time_s'", "infinite", "row(s) 2"],
+        ),
+        (
+            "framework,procs,batch_size,iter_time_s\npytorch,1,2,-inf\n",
+            ["'iter_time_s'", "infinite", "row(s) 1"],
+        ),
+        (
+            "framework,procs,batch_size,data_size,epoch_time_s\npytorch,1,2,64,1e308\n",
+            ["'epoch_time_s'", "between", "row(s) 1"],
+        ),
+        (
+            "framework,procs,batch_size,iter_time_s\npytorch,1,2,0.1\npytorch,1e30,2,0.1\n",
+            ["'procs'", "between 1 and", "row(s) 2"],
+        ),
+        (
+            "framework,procs,batch_size,samples_per_s\npytorch,1,2,1e-300\n",
+            ["'samples_per_s'", "between", "row(s) 1"],
+        ),
+        (
+            "framework,procs,batch_size,data_size,iter_time_s\npytorch,1,2,1e13,0.1\n",
+            ["'data_size'", "between", "row(s) 1"],
+        ),
+        (
+            "framework,procs,batch_size,iter_time_s,param_count\npytorch,1,2,0.1,1e300\n",
+            ["'param_count'", "row(s) 1"],
+        ),
+        ("framework,procs,batch_size,iter_time_s,rep\npytorch,1,2,0.1,-1\n", ["'rep'", "row(s) 1"]),
+        ("framework,procs,batch_size,iter_time_s\npytorch,2.5,2,0.1\n", ["'procs'", "whole"]),
+        # The separator: a ';'-separated file, with and without decimal commas.
+        (
+            "framework;procs;batch_size;iter_time_s\npytorch;1;2;0.1\n",
+            ["separated by semicolons", "sep=';'"],
+        ),
+        (
+            "framework;procs;batch_size;iter_time_s\npytorch;1;2;0,1\n",
+            ["separated by semicolons", "decimal=','"],
+        ),
+        ("framework\tprocs\tbatch_size\tsamples_per_s\npytorch\t1\t2\t3\n", ["tabs"]),
     ],
 )
 def test_errors_name_the_column_and_the_row(tmp_path, text, words):
@@ -121,3 +162,13 @@ def test_the_shipped_example_is_valid():
     points = read_external(example)
     assert len(points) >= 6 and np.all(points["epoch_time_s"] > 0)
     assert points["procs"].nunique() >= 2 and points["batch_size"].nunique() >= 2
+
+
+def test_an_unreadable_file_gets_the_separator_hint(tmp_path):
+    # Decimal commas give rows of different lengths: pandas cannot even read it.
+    text = "framework;procs;batch_size;iter_time_s\npytorch;1;2;0,1\npytorch;2;2;0,1,5\n"
+    for reader in (load_points, read_external):
+        with pytest.raises(ExternalTimingsError) as info:
+            reader(write(tmp_path, text))
+        assert "not a readable CSV" in str(info.value)
+        assert "separated by semicolons" in str(info.value)

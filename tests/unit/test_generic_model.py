@@ -7,7 +7,11 @@ import pytest
 
 from dlperf.models import InsufficientData
 from dlperf.models.artifact import fit_framework, load_model
-from dlperf.models.generic import GenericModel, formula_text
+from dlperf.models.fit import ExponentSearch, fit_at_lambda
+from dlperf.models.generic import GenericModel
+from dlperf.models.identify import identify
+from dlperf.models.projection import ConstantsForExponent
+from dlperf.models.terms import TermColumns, formula_text
 
 
 def synthetic_points(c0=0.2, c1=2e-3, c2=4e-4, a=0.9, c3=5e-3, c4=0.0, noise=0.0, seed=0):
@@ -43,9 +47,9 @@ def test_recovers_noise_free_data():
     measured = points["epoch_time_s"].to_numpy()
     ape = np.abs(model.predict(points) - measured) / measured
     assert ape.max() < 0.02
-    assert model.exponent == pytest.approx(0.9, abs=0.1)
+    assert model.exponent_ == pytest.approx(0.9, abs=0.1)
     # The inter-node term has no support on one node: it is reported, not guessed.
-    assert "internode" in model.inactive
+    assert "internode" in model.identification_.inactive
 
 
 def test_l1_penalty_switches_off_an_unsupported_term():
@@ -65,7 +69,7 @@ def test_l1_penalty_switches_off_an_unsupported_term():
 def test_terms_are_configurable():
     points = synthetic_points(c3=0.0, c0=0.0)
     model = GenericModel(terms=["overhead", "compute"], **FAST, seed=0).fit(points)
-    assert set(model.values) == {"overhead", "compute"}
+    assert set(model.values_) == {"overhead", "compute"}
     assert formula_text(["overhead", "compute"]) == "T = ceil(d/(p*b)) * (c1 + c2*b^a)"
     with pytest.raises(ValueError, match="unknown generic-model term"):
         GenericModel(terms=["overhead", "gpu_magic"])
@@ -102,3 +106,21 @@ def test_artifact_breakdown_adds_up_and_reloads():
         assert sum(row["share"].values()) == pytest.approx(1.0)
     model = load_model(json.loads(json.dumps(artifact)), "mlp", "generic")
     assert model.predict(points.head(1))[0] == pytest.approx(entry["breakdown"][0]["predicted_s"])
+
+
+def test_the_parts_fit_as_the_model_does():
+    """Identification, exact constants at an exponent and the search, used on their own."""
+    points = synthetic_points(c4=0.0)
+    columns = TermColumns(("fixed", "overhead", "compute", "allreduce_bw"))
+    found = identify(points, columns, (0.3, 1.5))
+    assert found.active == ["fixed", "overhead", "compute", "allreduce_bw"]
+    assert found.exponent_fitted
+    # At the true exponent and no penalty, the constants are solved exactly.
+    exact = ConstantsForExponent.of(points, columns, found, lam=0.0).constants(0.9)
+    np.testing.assert_allclose(exact, [0.2, 2e-3, 4e-4, 5e-3], rtol=1e-6)
+    search = ExponentSearch((0.3, 1.5), popsize=12, maxiter=200, tol=1e-7)
+    solution = fit_at_lambda(points, columns, search, lam=0.0, seed=0)
+    assert solution.exponent == pytest.approx(0.9, abs=1e-3)
+    model = GenericModel(terms=list(columns.terms), lambdas=[0.0], seed=0).fit(points)
+    assert model.values_ == solution.values and model.exponent_ == solution.exponent
+    np.testing.assert_allclose(model.predict(points), solution.predict(points, columns))

@@ -4,7 +4,9 @@ naming the file -- never a crash from deep inside pandas or NumPy."""
 from __future__ import annotations
 
 import json
+import warnings
 
+import numpy as np
 import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -129,6 +131,51 @@ def test_external_rows_are_checked_one_by_one(tmp_path_factory, rows):
         assert "row" in str(exc) or "column" in str(exc) or "repeat" in str(exc)
     else:
         assert (points["procs"] > 0).all() and (points["epoch_time_s"] > 0).all()
+
+
+hostile_cells = (
+    st.sampled_from(
+        ["inf", "-inf", "Infinity", "1e308", "1e30", "nan", "1.5", "1e-300", "0", "-1", "", "x"]
+    )
+    | st.floats().map(repr)
+    | st.integers(-10, 10**20).map(str)
+)
+
+
+@SETTINGS
+@given(
+    time_column=st.sampled_from(["epoch_time_s", "iter_time_s", "samples_per_s"]),
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["pytorch", "mxnet"]),
+            hostile_cells | st.integers(1, 8).map(str),  # procs
+            hostile_cells | st.integers(1, 64).map(str),  # batch_size
+            hostile_cells | st.integers(1, 4096).map(str),  # data_size
+            hostile_cells | st.floats(0.001, 10).map(repr),  # the time column
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+)
+def test_infinite_and_absurd_values_are_named_by_column_and_row(
+    tmp_path_factory, time_column, rows
+):
+    """Whatever the numbers, the reader names a column and a row, or returns finite points;
+    nothing it lets through makes NumPy warn."""
+    path = tmp_path_factory.mktemp("c") / "t.csv"
+    lines = [f"framework,procs,batch_size,data_size,{time_column}"] + [",".join(r) for r in rows]
+    path.write_text("\n".join(lines) + "\n")
+    with warnings.catch_warnings(), np.errstate(all="raise"):
+        warnings.simplefilter("error")
+        try:
+            points = external.read_external(path)
+        except external.ExternalTimingsError as exc:
+            message = str(exc)
+            assert str(path) in message
+            assert ("column '" in message and "row(s)" in message) or "repeat" in message
+            return
+    numbers = points[["procs", "batch_size", "data_size", "epoch_time_s", "samples_per_s"]]
+    assert np.isfinite(numbers.to_numpy(float)).all() and (numbers.to_numpy(float) > 0).all()
 
 
 @SETTINGS

@@ -1,5 +1,6 @@
 """The report from a synthetic dataset taken through the real fit, validate and report code."""
 
+import dataclasses
 import importlib.util
 import re
 from pathlib import Path
@@ -8,6 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dlperf import stages
+from dlperf.io import atomic_write_json
 from dlperf.report import figures
 from dlperf.report import tables as report_tables
 
@@ -33,15 +36,56 @@ def data():
 
 @pytest.fixture(scope="module")
 def report(data, tmp_path_factory):
-    out = tmp_path_factory.mktemp("report") / "index.html"
-    written = synthetic.write_report(data, out)
+    """The report through the stage function, from files as the workflow writes them."""
+    root = tmp_path_factory.mktemp("report")
+    paths = {name: root / f"{name}.csv" for name in ("timings", "failures", "summary", "held")}
+    data["timings"].to_csv(paths["timings"], index=False)
+    data["failures"].to_csv(paths["failures"], index=False)
+    data["summary"].to_csv(paths["summary"], index=False)
+    data["predictions"].to_csv(paths["held"], index=False)
+    atomic_write_json(root / "pytorch.json", data["artifacts"]["pytorch"])
+    config = {**data["config"], "report": {"target": TARGET}}
+    out = root / "index.html"
+    with synthetic.test_model_registered():
+        written = stages.report(
+            paths["timings"],
+            paths["failures"],
+            [root / "pytorch.json"],
+            paths["summary"],
+            [paths["held"]],
+            config,
+            out,
+        )
     return out, written
+
+
+TARGET = {"data_size": 100_000, "epochs": 10, "deadline": "10m"}
+
+
+def test_the_first_section_is_the_summary(report):
+    page = report[0].read_text()
+    first = re.search(r'<h2 id="([^"]+)">([^<]+)</h2>', page)
+    assert first.groups() == ("summary", "Summary")
+    summary = page[first.start() : page.index('<h2 id="accuracy"')]
+    for network in ("mlp", "lenet"):
+        part = summary[summary.index(f'id="summary-pytorch-{network}"') :]
+        assert re.search(r"<b>Scaling:</b> at 4 workers \(d=1024 samples/epoch\)", part)
+        assert "<b>Model to believe:</b> " in part and "90% prediction interval" in part
+        assert "of an iteration is" in part and "epoch time = " in part
+        assert "<b>Plan:</b> 100000 samples × 10 epochs within 10 min" in part
+        assert f'id="fig-pytorch-summary_{network}"' in part
+        assert f'id="warnings-pytorch-{network}"' in part
+    # the detailed tables are folded
+    accuracy = page[page.index('<h2 id="accuracy"') :]
+    assert accuracy.index("<details>") < accuracy.index('id="validation-table"')
 
 
 def test_every_section_is_there(report):
     out, written = report
     page = out.read_text()
     for ident in (
+        "summary",
+        "summary-pytorch-mlp",
         "accuracy",
         "validation-table",
         "ranking",
@@ -49,6 +93,8 @@ def test_every_section_is_there(report):
         "fw-pytorch",
         "pytorch-mlp",
         "pytorch-lenet",
+        "resources",
+        "resources-table",
         "failed-runs",
         "failures",
         "frameworks-without-runs",
@@ -58,12 +104,21 @@ def test_every_section_is_there(report):
     ):
         assert f'id="{ident}"' in page, ident
     for network in ("mlp", "lenet"):
-        for kind in ("scaling", "throughput", "speedup", "accuracy", "residuals", "breakdown"):
+        kinds = (
+            "summary",
+            "scaling",
+            "throughput",
+            "speedup",
+            "accuracy",
+            "residuals",
+            "breakdown",
+        )
+        for kind in kinds:
             assert f'id="fig-pytorch-{kind}_{network}"' in page, (kind, network)
             for ext in ("png", "svg"):
                 assert (out.parent / "figures" / "pytorch" / f"{kind}_{network}.{ext}").is_file()
-    assert len(written) == 2 * 2 * 6
-    assert page.count('src="data:image/png;base64,') == 12
+    assert len(written) == 2 * 2 * 7
+    assert page.count('src="data:image/png;base64,') == 14
     # self-contained: nothing is fetched (links to the SVG/PNG copies are relative)
     assert not re.search(r'(src|href)="(https?:)?//', page)
     for text in (
@@ -160,3 +215,143 @@ def test_band_uses_bootstrap_refits_when_the_artifact_has_them(data):
         mid = curve.predict(rows)
     assert curve.band_source.startswith("bootstrap 95% band (4 refits)")
     assert (lo < mid).all() and (mid < hi).all()
+
+
+def test_resources_and_noisy_runs_reach_the_page(report):
+    page = report[0].read_text()
+    assert '<table id="resources-table">' in page
+    assert "peak host memory of a worker up to" in page
+    warnings = page[page.index('id="warnings-pytorch-mlp"') :]
+    warnings = warnings[: warnings.index("</div>")]
+    assert "1 of " in warnings and "n1 p2 b8 d" in warnings and "r1" in warnings
+
+
+def _summary_rows(**columns):
+    base = {"framework": "f", "network": "n", "protocol": "kfold", "status": "ok"}
+    return pd.DataFrame([{**base, **row} for row in columns["rows"]])
+
+
+def test_the_model_to_believe_ranks_by_vs_best_then_mape():
+    from dlperf.report.findings import model_to_believe
+
+    rows = [
+        {"model": "a", "mape": 2.0, "vs_best": "worse"},
+        {"model": "b", "mape": 3.0, "vs_best": "within_noise"},
+        {"model": "c", "mape": 4.0, "vs_best": "best", "noise_ape": 1.5},
+    ]
+    belief = model_to_believe(_summary_rows(rows=rows))
+    assert (belief.model, belief.vs_best, belief.noise_ape, belief.others) == ("c", "best", 1.5, 2)
+    without = model_to_believe(_summary_rows(rows=rows).drop(columns=["vs_best", "noise_ape"]))
+    assert (without.model, without.vs_best, without.noise_ape) == ("a", None, None)
+    # protocols in order of preference: k-fold first
+    other = _summary_rows(rows=[{"model": "z", "mape": 1.0, "protocol": "loo_batch"}] + rows)
+    assert model_to_believe(other).protocol == "kfold"
+
+
+def test_largest_scale_and_dominant_term():
+    from dlperf.report.findings import dominant_term, largest_scale
+
+    points = pd.DataFrame(
+        {
+            "procs": [1, 4, 1, 4, 4],
+            "batch_size": [8, 8, 32, 32, 32],
+            "data_size": [1024, 1024, 1024, 1024, 512],
+            "epoch_time_s": [8.0, 4.0, 6.0, 2.0, 1.5],
+        }
+    )
+    scales = largest_scale(points)
+    assert [(s.batch_size, s.speedup, s.efficiency) for s in scales] == [
+        (32, 3.0, 0.75),
+        (8, 2.0, 0.5),
+    ]
+    generic = {
+        "breakdown": [
+            {
+                "procs": 4,
+                "batch_size": 32,
+                "data_size": 1024,
+                "seconds": {
+                    "fixed": 5.0,
+                    "overhead": 1.0,
+                    "compute": 2.0,
+                    "allreduce_bw": 4.1,
+                    "allreduce_lat": 0.9,
+                    "internode": 0.0,
+                },
+            }
+        ]
+    }
+    found = dominant_term(generic, 4, 32, 1024)
+    # the fixed part is paid once per epoch, not per iteration: 8 s of iteration terms
+    assert found.term == "allreduce_bw" and found.share == pytest.approx(4.1 / 8)
+    assert found.communication_share == pytest.approx(5.0 / 8)
+    assert dominant_term(generic, 2, 32, 1024) is None
+
+
+def test_the_fitted_expression_reads_as_words(data):
+    from dlperf.report.findings import expression_in_words
+
+    entry = data["artifacts"]["pytorch"]["networks"]["mlp"]["models"]["generic"]
+    text = expression_in_words(entry)
+    assert text.startswith("epoch time = ")
+    assert "iterations × (" in text and "computation of one worker's batch" in text
+    on = [t for t in entry["terms"] if t["state"] == "on" and t["value"] > 0]
+    assert len(on) == text.count(" + ") + 1
+
+
+def test_figure_files_are_unique_per_network():
+    assert figures.file_path("pytorch", "scaling_a/b") != figures.file_path(
+        "pytorch", "scaling_a-b"
+    )
+    assert figures.file_path("pytorch", "scaling_mlp") == "pytorch/scaling_mlp"
+    assert "/" not in figures.file_path("pytorch", "x/y").split("/", 1)[1]
+
+
+def test_importing_the_figures_leaves_matplotlib_alone():
+    import subprocess
+    import sys
+
+    code = (
+        "import matplotlib; before = dict(matplotlib.rcParams); import dlperf.report.page; "
+        "after = dict(matplotlib.rcParams); "
+        "print(sorted(k for k in before if before[k] != after[k]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_worker_axes_tick_whole_workers():
+    from matplotlib.figure import Figure
+
+    ax = Figure().subplots()
+    ax.plot([1, 2, 3], [1, 2, 3])
+    figures._whole_workers(ax)
+    ticks = [t for t in ax.get_xticks() if 1 <= t <= 3]
+    assert ticks and all(float(t).is_integer() for t in ticks)
+
+
+def test_summary_lines_say_how_the_model_was_chosen():
+    from dlperf.report.findings import Belief, Interval
+    from dlperf.report.summary import belief_line
+
+    best = Belief("generic", "kfold", 3.1, 2.0, 4.5, "within_noise", 1.2, 3)
+    text = belief_line(best, Interval(1.0, 0.9, 1.2), "p8 b32 d4096")
+    assert text.startswith("generic: kfold MAPE 3.1% [2, 4.5] (within the noise of the best;")
+    assert "own noise: 1.2%" in text and "at p8 b32 d4096: 0.9–1.2 s" in text
+    by_mape = belief_line(Belief("usl", "kfold", 3.1, 2.0, 4.5, None, None, 1), None, "x")
+    assert "ranked by MAPE" in by_mape and "stores no prediction interval" in by_mape
+
+
+def test_extrapolated_plans_and_failed_runs_are_warned_about(data):
+    from dlperf.report import findings
+
+    study = synthetic.study(data)
+    answer = findings.planning_answer(study, "pytorch", "mlp", "generic")
+    assert answer.choice is not None and answer.extrapolated == []
+    far = dataclasses.replace(answer, choice={**answer.choice, "procs": 16, "nodes": 4})
+    (warning,) = findings.extrapolation_warnings(far)
+    assert "16 workers (measured up to 4)" in warning
+    failed = data["failures"].assign(framework="pytorch", network="mlp")
+    study = dataclasses.replace(study, failures=pd.concat([failed, failed]))
+    found = findings.warnings(study, "pytorch", "mlp", far)
+    assert "2 run(s) did not finish (2 failed)" in found[-2] and found[-1] == warning

@@ -20,6 +20,7 @@ overlap an unsynchronised loop has.)
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import time
@@ -32,6 +33,12 @@ import numpy as np
 from .cpuload import CpuWindow
 from .datasets import load_digits_export, shard, synthetic_batches
 from .launch import DistInfo
+from .resources import (
+    NvmlSampler,
+    cpu_utilisation,
+    device_memory,
+    peak_host_memory_bytes,
+)
 from .spec import RunConfig
 
 
@@ -121,9 +128,11 @@ def timed_steps(
     return timed
 
 
-def run_training(backend: Backend, config: RunConfig, dist: DistInfo, data_dir: Path) -> dict:
+def run_training(
+    backend: Backend, config: RunConfig, dist: DistInfo, data_dir: Path, threads: int = 1
+) -> dict:
     """Set up, build the graph, warm up, meet at a barrier, then time one epoch
-    (``iters_per_epoch`` steps)."""
+    (``iters_per_epoch`` steps), noting what the hardware did meanwhile (``resources``)."""
     setup_start = time.perf_counter()
     param_count = backend.setup()
     backend.sync()
@@ -137,7 +146,9 @@ def run_training(backend: Backend, config: RunConfig, dist: DistInfo, data_dir: 
 
     backend.barrier()
     backend.sync()
-    with CpuWindow() as cpu:
+    # NVML is sampled from a thread of its own, so the clock reads stay where they were.
+    gpu_monitor = NvmlSampler(dist.local_rank) if config.device == "cuda" else None
+    with CpuWindow() as cpu, gpu_monitor or contextlib.nullcontext():
         epoch_start = time.perf_counter()
         timed = timed_steps(backend, source, config.iters_per_epoch)
         epoch_time = time.perf_counter() - epoch_start
@@ -147,6 +158,15 @@ def run_training(backend: Backend, config: RunConfig, dist: DistInfo, data_dir: 
     data_waits = [d for _, d in timed]
     first_iter_s = warmup[0][0] if warmup else iter_times[0]
     steady = float(np.median(iter_times))
+    resources = {
+        "peak_host_memory_bytes": peak_host_memory_bytes(),
+        "epoch_cpu_s": cpu.process_cpu_s,
+        "threads": threads,
+        "cpu_utilisation": cpu_utilisation(cpu.process_cpu_s, epoch_time, threads),
+    }
+    if gpu_monitor is not None:
+        resources.update(gpu_monitor.summary(config.iters_per_epoch))
+        resources.update(device_memory(config.framework, dist.local_rank))
     return {
         "param_count": int(param_count),
         "setup_s": setup_s,
@@ -168,4 +188,5 @@ def run_training(backend: Backend, config: RunConfig, dist: DistInfo, data_dir: 
             "process_cpu_s": cpu.process_cpu_s,
             "machine_cores": os.cpu_count(),
         },
+        "resources": resources,
     }

@@ -17,6 +17,7 @@ from .cpuload import foreign_cpu
 from .datasets import DIGITS_IMAGES, DIGITS_LABELS, digits_to_cifar_shape
 from .envinfo import available_cores, host_environment
 from .launch import Command, LaunchResult, local_plan, run_processes, srun_plan
+from .resources import combine_ranks
 from .spec import RunConfig, flops_per_sample, param_count
 
 STATUSES = ("ok", "failed", "timeout", "oom")
@@ -205,6 +206,7 @@ def run_benchmark(
                 "cpu_window_rank0": cpu_window,
                 **foreign_cpu(results_by_rank(results), host_name, timing["epoch_time_s"]),
             }
+            record["resources"] = combine_ranks(results_by_rank(results))
             record["ranks"] = len(results)
             record["status"] = "ok"
             if any(o.returncode != 0 for o in result.workers):

@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         from .harness import run_training
 
         backend = load_backend(config.framework)(config, dist, threads)
-        timing = run_training(backend, config, dist, work_dir)
+        timing = run_training(backend, config, dist, work_dir, threads)
         result = {
             "status": "ok",
             "rank": dist.rank,

@@ -1,11 +1,15 @@
 """Matplotlib figures of the report.
 
 Deterministic: the same inputs give byte-identical PNG and SVG (no dates or software versions
-embedded, fixed SVG id salt, everything drawn in sorted order).
+embedded, fixed SVG id salt, everything drawn in sorted order). Every figure is drawn inside
+``matplotlib.rc_context(STYLE)`` (the ``styled`` decorator), on figures made without pyplot:
+importing this module changes no global matplotlib state.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import io
 import math
 import re
@@ -13,15 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure as MplFigure
+from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from dlperf.io import atomic_write_bytes
 
-from dlperf.io import atomic_write_bytes  # noqa: E402
-
-from .curves import Curve  # noqa: E402
+from .curves import Curve
 
 STYLE = {
     "svg.hashsalt": "dlperf",  # stable element ids in SVG output
@@ -33,11 +36,20 @@ STYLE = {
     "grid.alpha": 0.3,
     "legend.fontsize": 7,
 }
-# Set for the whole process: text and legends take the style when drawn, not when saved.
-matplotlib.rcParams.update(STYLE)
 PNG_METADATA = {"Software": None}
 CONFIG_AXIS = "configuration (n nodes, p workers, b batch/worker, d samples/epoch)"
 SVG_METADATA = {"Date": None, "Creator": None}
+
+
+def styled(draw):
+    """Draw (and save) a figure with the report's style; text takes the style when drawn."""
+
+    @functools.wraps(draw)
+    def wrapper(*args, **kwargs):
+        with matplotlib.rc_context(STYLE):
+            return draw(*args, **kwargs)
+
+    return wrapper
 
 
 @dataclass
@@ -55,25 +67,45 @@ class Figure:
         return "fig-" + self.path.replace("/", "-")
 
 
+def _file_name(part: str) -> str:
+    """A name as a file name: names from external timings may hold spaces or slashes
+    (e.g. "ResNet-50 (fp16)"), file names may not. A name that had to change gets a short hash
+    of itself, so two names never share a file ("a/b" and "a-b")."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", part).strip("-") or "_"
+    if safe == part:
+        return safe
+    return f"{safe}-{hashlib.sha256(part.encode()).hexdigest()[:8]}"
+
+
 def file_path(framework: str, name: str) -> str:
-    """``framework/name`` as a relative file path: names from external timings may hold
-    spaces or slashes (e.g. "ResNet-50 (fp16)"), file names may not."""
-    return "/".join(
-        re.sub(r"[^A-Za-z0-9_.-]+", "-", part).strip("-") or "_" for part in (framework, name)
-    )
+    """``framework/name`` as a relative file path, unique per (framework, name)."""
+    return f"{_file_name(framework)}/{_file_name(name)}"
 
 
-def _render(fig, path: str, title: str, caption: str) -> Figure:
-    framework, _, name = path.partition("/")
-    path = file_path(framework, name)
+def _render(
+    fig: MplFigure, framework: str, kind: str, network: str, title: str, caption: str
+) -> Figure:
+    """PNG and SVG of ``fig``, filed as ``<framework>/<kind>_<network>``."""
+    path = file_path(framework, f"{kind}_{network}")
     png, svg = io.BytesIO(), io.BytesIO()
-    with plt.rc_context(STYLE):  # the id salt and resolution are read when saving
-        fig.savefig(png, format="png", metadata=PNG_METADATA)
-        # The layout was solved while drawing the PNG; keep it rather than solve it again.
-        fig.set_layout_engine("none")
-        fig.savefig(svg, format="svg", metadata=SVG_METADATA)
-    plt.close(fig)
+    fig.savefig(png, format="png", metadata=PNG_METADATA)
+    # The layout was solved while drawing the PNG; keep it rather than solve it again.
+    fig.set_layout_engine("none")
+    fig.savefig(svg, format="svg", metadata=SVG_METADATA)
     return Figure(path, title, caption, png.getvalue(), svg.getvalue())
+
+
+def _plain_log_ticks(axis) -> None:
+    """A log axis labelled with plain numbers at 1, 2 and 5 of each decade: no 3×10⁻¹ labels
+    crowding each other on a short range."""
+    axis.set_minor_locator(LogLocator(subs=(2.0, 5.0)))
+    axis.set_minor_formatter(FormatStrFormatter("%.3g"))
+    axis.set_major_formatter(FormatStrFormatter("%.3g"))
+
+
+def _whole_workers(ax) -> None:
+    """Worker counts are whole numbers: no tick at 1.5 workers."""
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def save(figure: Figure, directory: Path) -> list[Path]:
@@ -84,20 +116,23 @@ def save(figure: Figure, directory: Path) -> list[Path]:
 
 
 def _figure(nrows: int, ncols: int, width: float, height: float):
-    return plt.subplots(
-        nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False, layout="constrained"
-    )
+    fig = MplFigure(figsize=(width * ncols, height * nrows), layout="constrained")
+    return fig, fig.subplots(nrows, ncols, squeeze=False)
+
+
+def _palette(name: str, positions) -> list[tuple]:
+    return [tuple(c) for c in matplotlib.colormaps[name](positions)]
 
 
 def model_colours(names: list[str]) -> dict[str, tuple]:
     """One fixed colour per model name, the same in every figure."""
-    palette = plt.cm.tab10(np.arange(10))
-    return {name: tuple(palette[i % 10]) for i, name in enumerate(sorted(names))}
+    palette = _palette("tab10", np.arange(10))
+    return {name: palette[i % 10] for i, name in enumerate(sorted(names))}
 
 
 def _batch_colours(batches: list[int]) -> dict[int, tuple]:
-    shades = plt.cm.viridis(np.linspace(0, 0.85, max(len(batches), 1)))
-    return {b: tuple(c) for b, c in zip(batches, shades, strict=False)}
+    shades = _palette("viridis", np.linspace(0, 0.85, max(len(batches), 1)))
+    return dict(zip(batches, shades, strict=False))
 
 
 def prediction_grid(points: pd.DataFrame, batch: int, data: int) -> pd.DataFrame:
@@ -121,136 +156,148 @@ def prediction_grid(points: pd.DataFrame, batch: int, data: int) -> pd.DataFrame
     )
 
 
+def _measured(ax, sel: pd.DataFrame, data: int, throughput: bool, colour, batch: int) -> None:
+    """Medians over repetitions with interquartile bars; throughput is d / epoch time, so the
+    time quartiles swap ends."""
+    median, q25, q75 = (
+        sel[k].to_numpy(float) for k in ("epoch_time_s", "epoch_time_q25_s", "epoch_time_q75_s")
+    )
+    if throughput:
+        median, q25, q75 = data / median, data / q75, data / q25
+    err = np.vstack([np.maximum(median - q25, 0), np.maximum(q75 - median, 0)])
+    ax.errorbar(
+        sel["procs"],
+        median,
+        yerr=err,
+        fmt="o",
+        ms=4,
+        color=colour,
+        capsize=3,
+        label=f"b={batch} measured",
+    )
+
+
+def _model_line(
+    ax, curve: Curve, grid: pd.DataFrame, max_procs: int, throughput: bool, colour, batch: int
+) -> None:
+    """The model's curve, solid inside the measured workers and dashed beyond, with its band."""
+    data = int(grid["data_size"].iloc[0])
+    procs = grid["procs"].to_numpy()
+    pred = np.asarray(curve.predict(grid), dtype=float)
+    band = curve.band(grid) if curve.band else None
+    if throughput:
+        pred = data / pred
+        band = (data / band[1], data / band[0]) if band else None
+    inside, beyond = procs <= max_procs, procs >= max_procs
+    ax.plot(
+        procs[inside], pred[inside], "-", color=colour, lw=1.2, label=f"b={batch} {curve.model}"
+    )
+    ax.plot(procs[beyond], pred[beyond], "--", color=colour, lw=1.2)
+    if band is not None:
+        ax.fill_between(procs, band[0], band[1], color=colour, alpha=0.15, lw=0)
+
+
+def _scaling_panel(
+    ax, points: pd.DataFrame, curve: Curve | None, name: str, data: int, throughput: bool
+) -> None:
+    """One panel: every batch size at one data size, measured and as one model predicts."""
+    batches = sorted(int(b) for b in points["batch_size"].unique())
+    colours = _batch_colours(batches)
+    max_procs = int(points["procs"].max())
+    for batch in batches:
+        sel = points[(points["data_size"] == data) & (points["batch_size"] == batch)]
+        if sel.empty:
+            continue
+        _measured(ax, sel.sort_values("procs"), data, throughput, colours[batch], batch)
+        if curve is not None:
+            grid = prediction_grid(points, batch, data)
+            _model_line(ax, curve, grid, max_procs, throughput, colours[batch], batch)
+    ax.axvline(max_procs, color="grey", lw=0.8, ls=":")
+    ax.set_title(f"{name}: d={data} samples/epoch", fontsize=8)
+    ax.set_xlabel("workers p")
+    ax.set_ylabel("throughput [samples/s]" if throughput else "epoch time [s]")
+    _whole_workers(ax)
+    if not throughput:
+        ax.set_yscale("log")
+        _plain_log_ticks(ax.yaxis)
+
+
+def _band_caption(curves: dict[str, Curve]) -> str:
+    bands = sorted({f"{n}: {c.band_source}" for n, c in curves.items() if c.band_source})
+    no_band = sorted(n for n, c in curves.items() if not c.band_source)
+    text = "; ".join(bands) if bands else "none available"
+    if no_band and bands:
+        text += f"; no band for {', '.join(no_band)} (no validation result)"
+    return text
+
+
+@styled
 def scaling_figure(
     framework: str, network: str, points: pd.DataFrame, curves: dict[str, Curve], quantity: str
 ) -> Figure:
     """Epoch time (quantity 'time') or throughput ('throughput') against workers: measured
     medians with IQR bars, and per model (one row each) its curve and band, extrapolated."""
     data_sizes = sorted(int(d) for d in points["data_size"].unique())
-    batches = sorted(int(b) for b in points["batch_size"].unique())
-    colours = _batch_colours(batches)
     rows = sorted(curves) or ["(no fitted model)"]
-    fig, axes = _figure(len(rows), len(data_sizes), 3.9, 2.9)
-    max_procs = int(points["procs"].max())
     throughput = quantity == "throughput"
+    fig, axes = _figure(len(rows), len(data_sizes), 3.9, 2.9)
     for r, name in enumerate(rows):
-        curve = curves.get(name)
         for c, data in enumerate(data_sizes):
-            ax = axes[r, c]
-            for batch in batches:
-                colour = colours[batch]
-                sel = points[
-                    (points["data_size"] == data) & (points["batch_size"] == batch)
-                ].sort_values("procs")
-                if sel.empty:
-                    continue
-                median, q25, q75 = (
-                    sel[k].to_numpy(float)
-                    for k in ("epoch_time_s", "epoch_time_q25_s", "epoch_time_q75_s")
-                )
-                if throughput:  # samples/s is d / epoch time, so the time quartiles swap ends
-                    median, q25, q75 = data / median, data / q75, data / q25
-                err = np.vstack([np.maximum(median - q25, 0), np.maximum(q75 - median, 0)])
-                ax.errorbar(
-                    sel["procs"],
-                    median,
-                    yerr=err,
-                    fmt="o",
-                    ms=4,
-                    color=colour,
-                    capsize=3,
-                    label=f"b={batch} measured",
-                )
-                if curve is None:
-                    continue
-                grid = prediction_grid(points, batch, data)
-                procs = grid["procs"].to_numpy()
-                pred = np.asarray(curve.predict(grid), dtype=float)
-                band = curve.band(grid) if curve.band else None
-                if throughput:
-                    pred = data / pred
-                    band = (data / band[1], data / band[0]) if band else None
-                inside = procs <= max_procs
-                ax.plot(
-                    procs[inside],
-                    pred[inside],
-                    "-",
-                    color=colour,
-                    lw=1.2,
-                    label=f"b={batch} {name}",
-                )
-                ax.plot(
-                    procs[procs >= max_procs], pred[procs >= max_procs], "--", color=colour, lw=1.2
-                )
-                if band is not None:
-                    ax.fill_between(procs, band[0], band[1], color=colour, alpha=0.15, lw=0)
-            ax.axvline(max_procs, color="grey", lw=0.8, ls=":")
-            ax.set_title(f"{name}: d={data} samples/epoch", fontsize=8)
-            ax.set_xlabel("workers p")
-            ax.set_ylabel("throughput [samples/s]" if throughput else "epoch time [s]")
-            if not throughput:
-                ax.set_yscale("log")
-            if c == 0:
-                ax.legend(loc="best", ncol=1)
+            _scaling_panel(axes[r, c], points, curves.get(name), name, data, throughput)
+        axes[r, 0].legend(loc="best", ncol=1)
     what = "Throughput" if throughput else "Epoch time"
-    bands = sorted({f"{n}: {c.band_source}" for n, c in curves.items() if c.band_source})
-    no_band = sorted(n for n, c in curves.items() if not c.band_source)
     caption = (
         f"{what} against the number of workers: measured medians over repetitions (bars: "
         "interquartile range), one colour per per-worker batch size; one row per fitted model, "
         "solid inside the measured range and dashed beyond it (right of the dotted line). "
-        "Shaded: the model's uncertainty band, "
-        + ("; ".join(bands) if bands else "none available")
-        + (
-            f"; no band for {', '.join(no_band)} (no validation result)"
-            if no_band and bands
-            else ""
-        )
-        + ". A band from the median APE is the typical held-out error, not a confidence interval."
+        f"Shaded: the model's uncertainty band, {_band_caption(curves)}. A band from the median "
+        "APE is the typical held-out error, not a confidence interval."
     )
     kind = "throughput" if throughput else "scaling"
     return _render(
-        fig, f"{framework}/{kind}_{network}", f"{what} vs workers: {framework} / {network}", caption
+        fig, framework, kind, network, f"{what} vs workers: {framework} / {network}", caption
     )
 
 
+def measured_speedup(points: pd.DataFrame) -> pd.DataFrame:
+    """Speed-up and efficiency of every configuration, relative to the fewest workers measured
+    with the same batch and data size (times that count: 1 when one worker was measured)."""
+    out = []
+    for _, sel in points.groupby(["batch_size", "data_size"], sort=True):
+        sel = sel.sort_values("procs")
+        t, p = sel["epoch_time_s"].to_numpy(float), sel["procs"].to_numpy(float)
+        out.append(sel.assign(speedup=t[0] / t * p[0], efficiency=t[0] / t * p[0] / p))
+    return pd.concat(out, ignore_index=True) if out else points.assign(speedup=[], efficiency=[])
+
+
+@styled
 def speedup_figure(framework: str, network: str, points: pd.DataFrame) -> Figure:
     """Measured speed-up and parallel efficiency against workers, relative to the fewest workers."""
     batches = sorted(int(b) for b in points["batch_size"].unique())
     data_sizes = sorted(int(d) for d in points["data_size"].unique())
     colours = _batch_colours(batches)
-    styles = ["-", "--", "-.", ":"]
+    styles = {d: ["-", "--", "-.", ":"][i % 4] for i, d in enumerate(data_sizes)}
     fig, axes = _figure(1, 2, 4.2, 3.2)
     ax_s, ax_e = axes[0]
-    for batch in batches:
-        for i, data in enumerate(data_sizes):
-            sel = points[
-                (points["batch_size"] == batch) & (points["data_size"] == data)
-            ].sort_values("procs")
-            if sel.empty:
-                continue
-            p = sel["procs"].to_numpy(float)
-            t = sel["epoch_time_s"].to_numpy(float)
-            speedup = (t[0] / t) * p[
-                0
-            ]  # relative to p=1, or scaled from the fewest workers measured
-            style = styles[i % len(styles)]
-            label = f"b={batch}, d={data}"
-            ax_s.plot(p, speedup, style, marker="o", ms=4, color=colours[batch], label=label)
-            ax_e.plot(p, speedup / p, style, marker="o", ms=4, color=colours[batch], label=label)
+    for (batch, data), sel in measured_speedup(points).groupby(["batch_size", "data_size"]):
+        look = {"marker": "o", "ms": 4, "color": colours[batch], "label": f"b={batch}, d={data}"}
+        ax_s.plot(sel["procs"], sel["speedup"], styles[data], **look)
+        ax_e.plot(sel["procs"], sel["efficiency"], styles[data], **look)
     top = float(points["procs"].max())
     ax_s.plot([1, top], [1, top], "k:", lw=0.8, label="ideal")
     ax_e.axhline(1.0, color="k", ls=":", lw=0.8, label="ideal")
-    ax_s.set_xlabel("workers p")
+    for ax, what in ((ax_s, "speed-up"), (ax_e, "efficiency")):
+        ax.set_xlabel("workers p")
+        ax.set_title(f"{framework} / {network}: {what}", fontsize=8)
+        _whole_workers(ax)
     ax_s.set_ylabel("speed-up T(1)/T(p) [×]")
-    ax_e.set_xlabel("workers p")
     ax_e.set_ylabel("parallel efficiency speed-up/p [1]")
-    ax_s.set_title(f"{framework} / {network}: speed-up", fontsize=8)
-    ax_e.set_title(f"{framework} / {network}: efficiency", fontsize=8)
     ax_s.legend(loc="best")
     return _render(
         fig,
-        f"{framework}/speedup_{network}",
+        framework,
+        "speedup",
+        network,
         f"Speed-up and efficiency: {framework} / {network}",
         "Measured speed-up of the epoch (median epoch time with the fewest workers divided by the "
         "median with p workers, times that fewest count) and parallel efficiency (speed-up / p), "
@@ -258,10 +305,61 @@ def speedup_figure(framework: str, network: str, points: pd.DataFrame) -> Figure
     )
 
 
+@styled
+def summary_figure(
+    framework: str, network: str, points: pd.DataFrame, curve: Curve | None
+) -> Figure:
+    """Speed-up against workers at the largest data size: measured per batch size, and as the
+    model to believe predicts it up to twice the measured workers."""
+    data = int(points["data_size"].max())
+    at_data = points[points["data_size"] == data]
+    batches = sorted(int(b) for b in at_data["batch_size"].unique())
+    colours = _batch_colours(batches)
+    fig, axes = _figure(1, 1, 4.6, 3.0)
+    ax = axes[0, 0]
+    top = int(points["procs"].max())
+    for (batch, _), sel in measured_speedup(at_data).groupby(["batch_size", "data_size"]):
+        ax.plot(sel["procs"], sel["speedup"], "o", ms=5, color=colours[batch], label=f"b={batch}")
+        if curve is None:
+            continue
+        grid = prediction_grid(points, batch, data)
+        base = sel.iloc[0]
+        grid = grid[grid["procs"] >= base["procs"]]
+        pred = np.asarray(curve.predict(grid), dtype=float)
+        ax.plot(
+            grid["procs"],
+            pred[0] / pred * base["procs"],
+            "--",
+            color=colours[batch],
+            lw=1,
+            label=f"b={batch} {curve.model}",
+        )
+    ax.plot([1, 2 * top], [1, 2 * top], "k:", lw=0.8, label="ideal")
+    ax.axvline(top, color="grey", lw=0.8, ls=":")
+    ax.set_xlabel("workers p")
+    ax.set_ylabel("speed-up [×]")
+    ax.set_title(f"{framework} / {network}: speed-up at d={data} samples/epoch", fontsize=8)
+    _whole_workers(ax)
+    ax.legend(loc="upper left")
+    model = f"the {curve.model} model's prediction" if curve else "no model"
+    return _render(
+        fig,
+        framework,
+        "summary",
+        network,
+        f"Speed-up: {framework} / {network}",
+        f"Measured speed-up of an epoch of {data} samples (dots; relative to the fewest workers "
+        f"measured, times that count) per per-worker batch size b, and dashed, {model} of it up "
+        f"to {2 * top} workers (right of the dotted line: beyond the measurements); dotted "
+        "diagonal: ideal.",
+    )
+
+
 def _protocol_panels(predictions: pd.DataFrame) -> list[str]:
     return sorted(predictions["protocol"].unique())
 
 
+@styled
 def accuracy_figure(
     framework: str, network: str, predictions: pd.DataFrame, colours: dict[str, tuple]
 ) -> Figure:
@@ -293,19 +391,24 @@ def accuracy_figure(
             ax.plot([lo, hi], [lo, hi], "k-", lw=0.8, label="y = x")
             ax.set_xscale("log")
             ax.set_yscale("log")
+            _plain_log_ticks(ax.xaxis)
+            _plain_log_ticks(ax.yaxis)
         ax.set_title(protocol, fontsize=8)
         ax.set_xlabel("measured epoch time [s]")
         ax.set_ylabel("predicted epoch time [s]")
         ax.legend(loc="upper left")
     return _render(
         fig,
-        f"{framework}/accuracy_{network}",
+        framework,
+        "accuracy",
+        network,
         f"Measured vs predicted: {framework} / {network}",
         "Each point is a measured configuration predicted by a model that did not see it, one "
         "panel per validation protocol and one colour per model. On the diagonal: perfect.",
     )
 
 
+@styled
 def residuals_figure(
     framework: str, network: str, predictions: pd.DataFrame, colours: dict[str, tuple]
 ) -> Figure:
@@ -322,11 +425,10 @@ def residuals_figure(
     for ax, protocol in zip(axes[:, 0], protocols, strict=False):
         sel = predictions[predictions["protocol"] == protocol]
         for model, group in sel.groupby("model", sort=True):
-            x = (
-                np.array([position[tuple(r)] for r in group[keys].itertuples(index=False)])
-                + offsets[model]
+            x = np.array([position[tuple(r)] for r in group[keys].itertuples(index=False)])
+            ax.plot(
+                x + offsets[model], group["ape"], "o", ms=4, color=colours.get(model), label=model
             )
-            ax.plot(x, group["ape"], "o", ms=4, color=colours.get(model), label=model)
         ax.set_title(protocol, fontsize=8)
         ax.set_ylabel("APE [%]")
         ax.set_ylim(bottom=0)
@@ -335,26 +437,26 @@ def residuals_figure(
     axes[-1, 0].set_xlabel(CONFIG_AXIS)
     return _render(
         fig,
-        f"{framework}/residuals_{network}",
+        framework,
+        "residuals",
+        network,
         f"Residuals: {framework} / {network}",
         "Absolute percentage error of each held-out prediction at every measured configuration, "
         "one panel per validation protocol, one colour per model (offset a little to be seen).",
     )
 
 
+@styled
 def breakdown_figure(framework: str, network: str, breakdown: list[dict]) -> Figure:
     """Stacked bars: seconds of each generic-model term at every measured configuration."""
     terms = list(breakdown[0]["seconds"]) if breakdown else []
-    order = sorted(
-        range(len(breakdown)),
-        key=lambda i: tuple(breakdown[i][k] for k in ("nodes", "procs", "batch_size", "data_size")),
-    )
-    rows = [breakdown[i] for i in order]
+    keys = ("nodes", "procs", "batch_size", "data_size")
+    rows = sorted(breakdown, key=lambda r: tuple(r[k] for k in keys))
     labels = [f"n{r['nodes']} p{r['procs']} b{r['batch_size']} d{r['data_size']}" for r in rows]
     fig, axes = _figure(1, 1, max(5.0, 0.28 * len(rows) + 2.0), 3.6)
     ax = axes[0, 0]
     bottom = np.zeros(len(rows))
-    palette = plt.cm.tab10(np.arange(10))
+    palette = _palette("tab10", np.arange(10))
     for i, term in enumerate(terms):
         values = np.array([r["seconds"][term] for r in rows], dtype=float)
         if np.allclose(values, 0):
@@ -369,7 +471,9 @@ def breakdown_figure(framework: str, network: str, breakdown: list[dict]) -> Fig
     ax.legend(ncol=2, loc="upper left")
     return _render(
         fig,
-        f"{framework}/breakdown_{network}",
+        framework,
+        "breakdown",
+        network,
         f"Time breakdown: {framework} / {network}",
         "Seconds per epoch attributed to each term of the fitted generic model at every measured "
         "configuration (terms the fit switched off are left out); black marks: measured median.",

@@ -28,9 +28,18 @@ def best_rows(summary: pd.DataFrame) -> set:
 
 
 def error_table(summary: pd.DataFrame) -> tuple[pd.DataFrame, list[bool]]:
-    """One row per framework/network/protocol/model, errors as 'value [lo, hi]'; best flags."""
+    """One row per framework/network/protocol/model, errors as 'value [lo, hi]', best model
+    first within each protocol (by ``vs_best`` where the summary has it, then MAPE); flags of
+    the lowest MAPE."""
     best = best_rows(summary)
-    ordered = summary.sort_values(GROUP + ["model"], kind="stable")
+    order = summary.assign(
+        _vs=summary.get("vs_best", pd.Series(index=summary.index, dtype=object)).map(
+            {"best": 0, "within_noise": 1, "worse": 2}
+        )
+    )
+    ordered = order.sort_values(
+        GROUP + ["_vs", "mape", "model"], kind="stable", na_position="last"
+    ).drop(columns="_vs")
     rows = []
     for _idx, row in ordered.iterrows():
         status = (
@@ -51,6 +60,7 @@ def error_table(summary: pd.DataFrame) -> tuple[pd.DataFrame, list[bool]]:
                 "max APE %": _ci(row, "max_ape"),
                 "RMSE s": _ci(row, "rmse"),
                 "R²": _ci(row, "r2"),
+                **({"vs best": row["vs_best"]} if "vs_best" in row else {}),
             }
         )
     return pd.DataFrame(rows), [idx in best for idx in ordered.index]

@@ -1,0 +1,137 @@
+"""What the ``dlperf`` command line accepts: argument types that refuse a bad value while the
+command line is parsed, and the checks that need two arguments together.
+
+Every refusal is one line on stderr and exit status 2 (``Parser.error``), naming the argument,
+the value given and what it must be -- never a traceback or a warning from NumPy later on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable, Sequence
+
+from dlperf.limits import MAX_COUNT, MAX_FLOPS, MAX_PARAMS, MAX_SAMPLES
+
+MAX_SEED = 2**32 - 1  # NumPy's seeds
+MAX_DEADLINE_S = 1e10  # three centuries
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (no usage block), exit status 2."""
+
+    def error(self, message: str) -> None:
+        self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
+
+
+def one_line(text: object) -> str:
+    """``text`` on one line: a message with line breaks (or a value holding one) is joined."""
+    return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
+
+
+def whole(low: int, high: int, what: str) -> Callable[[str], int]:
+    """An argument type: a whole number from ``low`` to ``high``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a whole number; give {what}, a whole number from {low} to {high}"
+            ) from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"{value} is out of range; give {what}, a whole number from {low} to {high}"
+            )
+        return value
+
+    parse.__name__ = what
+    return parse
+
+
+def number(low: float, high: float, what: str, high_open: bool = False) -> Callable[[str], float]:
+    """An argument type: a finite number above ``low`` and up to ``high`` (below it when
+    ``high_open``). NaN and infinities are refused by name."""
+    upper = "below" if high_open else "up to"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a number; give {what}, above {low:g} and {upper} {high:g}"
+            ) from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a finite number; give {what}, above {low:g} and {upper} {high:g}"
+            )
+        inside = value < high if high_open else value <= high
+        if not (value > low and inside):
+            raise argparse.ArgumentTypeError(
+                f"{value:g} is out of range; give {what}, above {low:g} and {upper} {high:g}"
+            )
+        return value
+
+    parse.__name__ = what
+    return parse
+
+
+def duration(text: str) -> str:
+    """An argument type: a deadline in seconds, or with a unit (90m, 2h, 1d), checked here and
+    kept as written (the command reads it with the same ``parse_duration``)."""
+    from dlperf.models.planning import parse_duration
+
+    try:
+        seconds = parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if not math.isfinite(seconds) or seconds > MAX_DEADLINE_S:
+        raise argparse.ArgumentTypeError(
+            f"the deadline {text!r} is not a finite time of at most {MAX_DEADLINE_S:g} s"
+        )
+    return text
+
+
+COUNT = whole(1, MAX_COUNT, "a count")
+WORKERS = whole(1, MAX_COUNT, "a number of workers")
+NODES = whole(1, MAX_COUNT, "a number of nodes")
+BATCH = whole(1, MAX_COUNT, "a per-worker batch size")
+DATA_SIZE = whole(1, MAX_SAMPLES, "samples per epoch")
+NON_NEGATIVE = whole(0, MAX_COUNT, "a count")
+SEED = whole(0, MAX_SEED, "a seed")
+FOLDS = whole(2, MAX_COUNT, "a number of folds")
+EPOCHS = number(0, 1e6, "a number of epochs")
+SAMPLES = number(0, 1e18, "a number of samples")
+LEVEL = number(0, 1, "an interval level", high_open=True)
+PARAMS = number(0, MAX_PARAMS, "a parameter count")
+FLOPS = number(0, MAX_FLOPS, "FLOPs per sample")
+SECONDS = number(0, 1e7, "a time in seconds")
+SHARE = number(0, 1, "a share (of a grid's runs)")
+
+
+def check_layouts(nodes: Sequence[int], procs: Sequence[int]) -> None:
+    """Every (nodes, procs) row puts the same number of workers on each node; ValueError
+    naming the first row that does not. Rows pair up as the command line gives them (a single
+    value stands for every row)."""
+    rows = max(len(nodes), len(procs))
+    for row in range(rows):
+        n = nodes[0] if len(nodes) == 1 else nodes[row] if row < len(nodes) else None
+        p = procs[0] if len(procs) == 1 else procs[row] if row < len(procs) else None
+        if n is not None and p is not None and p % n:
+            where = f" (row {row + 1})" if rows > 1 else ""
+            raise ValueError(
+                f"--procs {p} is not a multiple of --nodes {n}{where}: every node runs the same "
+                "number of workers; give a worker count that the node count divides"
+            )
+
+
+def check_known(kind: str, given: Sequence[str], known: Sequence[str], where: str) -> None:
+    """ValueError naming every ``given`` name that is not ``known``, and the known ones."""
+    unknown = [name for name in given if name not in known]
+    if unknown:
+        listed = ", ".join(repr(name) for name in unknown)
+        holds = ", ".join(known) if known else "none"
+        raise ValueError(
+            f"unknown {kind} {listed}; known {kind}s ({where}): {holds}. "
+            f"Choose one of those with --{kind}"
+        )

@@ -1,0 +1,266 @@
+"""The report's detailed sections, after the Summary. Each takes the study and returns its
+sections of the page."""
+
+from __future__ import annotations
+
+import pandas as pd
+from markupsafe import Markup
+
+from dlperf.models import InsufficientData
+from dlperf.models.artifact import load_model
+
+from . import figures
+from . import tables as report_tables
+from .curves import Curve, model_curve
+from .markup import Section, esc, paragraph, table
+from .study import Study
+
+
+def accuracy(study: Study) -> list[Section]:
+    summary = study.summary
+    errors = Section(
+        "accuracy",
+        "Model accuracy",
+        [
+            paragraph(
+                "Held-out prediction error of each performance model under each validation "
+                "protocol, with 95% bootstrap confidence intervals in brackets (resampling the "
+                "held-out points); within each framework / network / protocol the models are "
+                "listed best first and the lowest MAPE is highlighted. A protocol or model that "
+                "could not run says why in the status column."
+            )
+        ],
+        folded=True,
+        teaser="the model-by-protocol error table",
+    )
+    if summary.empty:
+        errors.blocks.append(paragraph("No validation results.", "muted", "validation-table"))
+    else:
+        frame, best = report_tables.error_table(summary)
+        errors.blocks.append(
+            table(
+                frame,
+                left={"framework", "network", "protocol", "model", "status"},
+                row_classes=["best" if b else "" for b in best],
+                ident="validation-table",
+            )
+        )
+    ranking = Section(
+        "ranking",
+        "Ranking",
+        [
+            paragraph(
+                "Rank of each model by MAPE within every protocol (1 = best), the mean over the "
+                "protocols it was validated on, and its place by that mean."
+            )
+        ],
+        level=3,
+        folded=True,
+        teaser="every model's rank under every protocol",
+    )
+    ranks = report_tables.ranking_table(summary) if not summary.empty else pd.DataFrame()
+    if ranks.empty:
+        ranking.blocks.append(
+            paragraph("No model was validated successfully.", "muted", "ranking-table")
+        )
+    else:
+        ranking.blocks.append(
+            table(
+                ranks,
+                left={"framework", "network", "model"},
+                row_classes=["best" if p == 1 else "" for p in ranks["place"]],
+                ident="ranking-table",
+            )
+        )
+    return [errors, ranking]
+
+
+def fitted_curves(study: Study, framework: str, network: str) -> tuple[dict[str, Curve], list]:
+    """Every fitted model's curve, and why the others have none."""
+    info = study.artifacts[framework]["networks"][network]
+    curves, not_fitted = {}, []
+    for name, entry in sorted(info["models"].items()):
+        if entry.get("status") != "ok":
+            not_fitted.append(f"{name}: {entry.get('status')} ({entry.get('reason')})")
+            continue
+        try:
+            load_model(study.artifacts[framework], network, name)  # names an unreadable entry
+            curves[name] = model_curve(name, entry, framework, network, study.summary)
+        except (InsufficientData, KeyError, ValueError) as exc:
+            not_fitted.append(f"{name}: cannot be loaded ({exc})")
+    return curves, not_fitted
+
+
+def _generic_blocks(framework: str, network: str, entry: dict) -> list:
+    rows = [
+        {
+            "term": t["name"],
+            "constant": t["constant"],
+            "formula": t["formula"],
+            "value": t["value"],
+            "state": t["state"],
+            "meaning": t["description"],
+        }
+        for t in entry["terms"]
+    ]
+    rows.append(
+        {
+            "term": "exponent",
+            "constant": "a",
+            "formula": "b^a",
+            "value": entry["exponent"]["value"],
+            "state": "on",
+            "meaning": "how computation grows with the per-worker batch",
+        }
+    )
+    blocks = [
+        Markup(
+            f"<h4>Generic model</h4><p><code>{esc(entry['formula'])}</code>; L1 weight λ = "
+            f"{entry['lambda']:.3g} (chosen by inner cross-validation), training MAPE "
+            f"{figures.nice_number(entry.get('train_mape'))}%.</p>"
+        ),
+        Markup("<details><summary>Fitted constants</summary>")
+        + table(pd.DataFrame(rows), left={"term", "constant", "formula", "state", "meaning"})
+        + Markup("</details>"),
+    ]
+    if entry.get("breakdown"):
+        blocks.append(figures.breakdown_figure(framework, network, entry["breakdown"]))
+    return blocks
+
+
+def network(study: Study, framework: str, network: str) -> Section:
+    section = Section(f"{framework}-{network}", f"{framework} / {network}", level=3)
+    curves, not_fitted = fitted_curves(study, framework, network)
+    if not_fitted:
+        section.blocks.append(
+            paragraph("Not fitted on all points: " + "; ".join(not_fitted), "muted")
+        )
+    points = study.points_of(framework, network)
+    if points.empty:
+        section.blocks.append(paragraph("No successful measurement.", "muted"))
+        return section
+    section.blocks += [
+        figures.scaling_figure(framework, network, points, curves, "time"),
+        figures.scaling_figure(framework, network, points, curves, "throughput"),
+        figures.speedup_figure(framework, network, points),
+    ]
+    held_out = study.predictions_of(framework, network)
+    if not held_out.empty:
+        colours = figures.model_colours(study.model_names)
+        section.blocks += [
+            figures.accuracy_figure(framework, network, held_out, colours),
+            figures.residuals_figure(framework, network, held_out, colours),
+        ]
+    generic = study.artifacts[framework]["networks"][network]["models"].get("generic", {})
+    if generic.get("status") == "ok":
+        section.blocks += _generic_blocks(framework, network, generic)
+    return section
+
+
+def frameworks(study: Study) -> list[Section]:
+    """Per framework, one section per network with every figure."""
+    out = []
+    for framework in sorted(study.artifacts):
+        out.append(Section(f"fw-{framework}", f"Details: {framework}"))
+        out += [
+            network(study, framework, n) for n in sorted(study.artifacts[framework]["networks"])
+        ]
+    return out
+
+
+RESOURCE_COLUMNS = {
+    "peak_host_memory_mb": "peak host memory MiB",
+    "cpu_utilisation": "CPU utilisation",
+    "device_memory_mb": "device memory MiB",
+    "gpu_utilisation_pct": "GPU utilisation %",
+    "gpu_power_w": "GPU power W",
+    "energy_per_sample_j": "energy per sample J",
+    "foreign_cpu_fraction": "others' CPU share",
+}
+
+
+def resources(study: Study) -> list[Section]:
+    """Median over repetitions of what the hardware did, per configuration."""
+    section = Section(
+        "resources",
+        "Resources",
+        [
+            paragraph(
+                "Per configuration, the median over repetitions of: the largest peak resident "
+                "memory of any worker; CPU seconds per epoch second per thread; on GPUs the "
+                "peak device memory the framework reports, NVML's utilisation and power of all "
+                "the run's GPUs, and GPU energy per trained sample; and the share of the host's "
+                "CPU other programs used during the epoch (noise). Largest memory first."
+            )
+        ],
+        folded=True,
+        teaser="memory, CPU, GPU power and energy per configuration",
+    )
+    present = [c for c in RESOURCE_COLUMNS if c in study.timings and study.timings[c].notna().any()]
+    if not present:
+        section.blocks.append(
+            paragraph(
+                "No run record of this study carries resource measurements (they were written "
+                "by a dlperf before resource capture).",
+                "muted",
+                "resources-table",
+            )
+        )
+        return [section]
+    keys = ["framework", "network", "nodes", "procs", "batch_size", "data_size"]
+    frame = study.timings.groupby(keys, sort=True)[present].median().reset_index()
+    frame = frame.sort_values(present[0], ascending=False, kind="stable")
+    frame = frame.rename(columns=RESOURCE_COLUMNS)
+    section.blocks.append(table(frame, left={"framework", "network"}, ident="resources-table"))
+    return [section]
+
+
+def failures(study: Study) -> list[Section]:
+    section = Section("failed-runs", "Failed runs")
+    if study.frameworks_without_runs:
+        section.blocks.append(
+            Markup('<p id="frameworks-without-runs"><b>No successful run at all:</b> ')
+            + esc(", ".join(study.frameworks_without_runs))
+            + Markup(". Their failures are listed below; they have no models or figures.</p>")
+        )
+    if study.failures.empty:
+        section.blocks.append(paragraph("None: every benchmark run succeeded.", "", "failures"))
+        return [section]
+    columns = ["framework", "network", "status", "nodes", "procs", "batch_size", "data_size"]
+    shown = study.failures.reindex(columns=columns + ["rep", "error"]).sort_values(
+        columns + ["rep"], kind="stable"
+    )
+    shown["error"] = shown["error"].fillna("").astype(str).str.slice(0, 400)
+    section.folded = True
+    section.teaser = f"{len(shown)} run(s), by framework, network and status"
+    section.blocks.append(
+        table(shown, left={"framework", "network", "status", "error"}, ident="failures")
+    )
+    return [section]
+
+
+def environment(study: Study) -> list[Section]:
+    env = report_tables.environment_table(study.timings)
+    facts = report_tables.provenance(study.timings)
+    return [
+        Section(
+            "configuration",
+            "Run configuration and environment",
+            [
+                Markup("<p>")
+                + Markup("; ").join(
+                    Markup(f"{esc(k)}: <code>{esc(v)}</code>") for k, v in facts.items()
+                )
+                + Markup(".</p>"),
+                table(env, left=set(env.columns) - {"runs"}, ident="environment-table"),
+                Markup("<h3>Configuration</h3>"),
+                table(
+                    report_tables.config_table(study.config),
+                    left={"setting", "value"},
+                    ident="config-table",
+                ),
+            ],
+            folded=True,
+            teaser="versions, hardware, hosts and the full configuration",
+        )
+    ]

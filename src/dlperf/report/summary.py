@@ -1,0 +1,214 @@
+"""The report's first section: per framework and network, a few lines and one figure that
+answer how it scales, which model to believe, where the time goes, what to run, and what to
+distrust."""
+
+from __future__ import annotations
+
+import pandas as pd
+from markupsafe import Markup
+
+from dlperf.models import InsufficientData
+
+from . import figures, findings
+from .markup import Section, esc, paragraph
+from .sections import fitted_curves
+from .study import Study
+
+
+def _hours(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:.3g} h"
+    if seconds >= 60:
+        return f"{seconds / 60:.3g} min"
+    return f"{seconds:.3g} s"
+
+
+def scaling_line(scales: list[findings.Scaling]) -> str:
+    if not scales:
+        return "only one worker count was measured: no speed-up to report."
+    first = scales[0]
+    text = (
+        f"at {first.procs} workers (d={first.data_size} samples/epoch) an epoch is "
+        f"{first.speedup:.2f}× faster than with {first.base_procs} (efficiency "
+        f"{first.efficiency:.0%}) with batch {first.batch_size} per worker"
+    )
+    if len(scales) > 1:
+        last = scales[-1]
+        text += f"; {last.speedup:.2f}× ({last.efficiency:.0%}) with batch {last.batch_size}"
+    return text + "."
+
+
+def belief_line(belief: findings.Belief | None, interval, at: str) -> str:
+    if belief is None:
+        return "no model was validated successfully (see Model accuracy for why)."
+    standing = {
+        "best": f"best of {belief.others + 1} models",
+        "within_noise": "within the noise of the best",
+        "worse": "worse than the best, but the best available",
+    }.get(belief.vs_best, "ranked by MAPE: this validation summary has no vs_best comparison")
+    text = (
+        f"{belief.model}: {belief.protocol} MAPE {belief.mape:.3g}% "
+        f"[{belief.mape_lo:.3g}, {belief.mape_hi:.3g}] ({standing}"
+    )
+    if belief.noise_ape is not None:
+        text += f"; the measurements' own noise: {belief.noise_ape:.3g}%"
+    text += ")."
+    if interval is not None:
+        text += (
+            f" Its {findings.INTERVAL_LEVEL:.0%} prediction interval at {at}: "
+            f"{interval.lo_s:.3g}–{interval.hi_s:.3g} s (predicted {interval.predicted_s:.3g} s)."
+        )
+    else:
+        text += " It stores no prediction interval."
+    return text
+
+
+def breakdown_line(breakdown: findings.Breakdown | None) -> str:
+    if breakdown is None:
+        return ""
+    return (
+        f"At {breakdown.procs} workers (b={breakdown.batch_size}, d={breakdown.data_size}), "
+        f"{breakdown.share:.0%} of an iteration is {breakdown.description} (the largest term); "
+        f"all-reduce and inter-node communication together: {breakdown.communication_share:.0%}."
+    )
+
+
+def plan_line(answer: findings.PlanAnswer | None) -> str:
+    if answer is None:
+        return (
+            "no target set: add report: {target: {data_size, epochs, deadline}} to the config "
+            "to get the fewest workers that meet a deadline here."
+        )
+    goal = (
+        f"{answer.data_size} samples × {answer.epochs:g} epochs within "
+        f"{_hours(answer.deadline_s)} (batch {answer.batch_size} per worker, {answer.model} model)"
+    )
+    if answer.choice is None:
+        row = answer.fastest
+        return (
+            f"{goal}: no layout up to {answer.max_procs} workers meets it; the fastest, "
+            f"{_layout(row)}, takes "
+            f"{_hours(row['total_time_s'])}."
+        )
+    row = answer.choice
+    text = f"{goal}: {_layout(row)}, {_hours(row['total_time_s'])} predicted"
+    hi = row.get("epoch_time_hi_s")
+    if hi is not None and hi == hi:  # not NaN
+        text += f" (up to {_hours(hi * answer.epochs)} at the interval's upper end)"
+    return text + "."
+
+
+def resources_line(found: findings.Resources | None) -> str:
+    if found is None:
+        return ""
+    parts = []
+    if found.peak_host_memory_mb is not None:
+        parts.append(f"peak host memory of a worker up to {found.peak_host_memory_mb:.0f} MiB")
+    if found.device_memory_mb is not None:
+        parts.append(f"device memory up to {found.device_memory_mb:.0f} MiB")
+    if found.energy_per_sample_j is not None:
+        parts.append(
+            f"GPU energy {found.energy_per_sample_j:.3g} J per sample at {found.at_procs} workers"
+        )
+    return "; ".join(parts) + "." if parts else ""
+
+
+def _layout(row: dict) -> str:
+    procs, nodes = int(row["procs"]), int(row["nodes"])
+    return f"{procs} worker{'s' if procs > 1 else ''} on {nodes} node{'s' if nodes > 1 else ''}"
+
+
+def _facts(items: list[tuple[str, str]]) -> Markup:
+    rows = "".join(f"<li><b>{esc(k)}:</b> {esc(v)}</li>" for k, v in items if v)
+    return Markup(f'<ul class="facts">{rows}</ul>')
+
+
+def _where_time_goes(generic: dict, at: pd.Series) -> str:
+    if generic.get("status") != "ok":
+        return "no generic model was fitted, so there is no breakdown."
+    breakdown = findings.dominant_term(
+        generic, int(at["procs"]), int(at["batch_size"]), int(at["data_size"])
+    )
+    return " ".join([findings.expression_in_words(generic) + ".", breakdown_line(breakdown)])
+
+
+def _warnings_block(framework: str, network: str, warnings: list[str]) -> Markup:
+    """The one place where a network's warnings are listed."""
+    items = Markup("").join(Markup(f"<li>{esc(w)}</li>") for w in warnings)
+    return Markup(
+        f'<div class="warnings" id="warnings-{esc(framework)}-{esc(network)}">'
+        f"<b>Warnings:</b> {f'<ul>{items}</ul>' if warnings else 'none.'}</div>"
+    )
+
+
+def network_summary(study: Study, framework: str, network: str) -> Section:
+    section = Section(f"summary-{framework}-{network}", f"{framework} / {network}", level=3)
+    points = study.points_of(framework, network)
+    if points.empty:
+        section.blocks.append(paragraph("No successful measurement.", "muted"))
+        return section
+    models = study.artifacts[framework]["networks"][network]["models"]
+    fitted = {name for name, entry in models.items() if entry.get("status") == "ok"}
+    scales = findings.largest_scale(points)
+    at = findings.reference_point(points, scales)
+    belief = findings.model_to_believe(study.summary_of(framework, network))
+    # The believed model answers; the generic one when the believed one was not fitted here.
+    chosen = belief.model if belief and belief.model in fitted else None
+    planner = chosen or ("generic" if "generic" in fitted else None)
+    warnings = []
+    interval = None
+    if chosen:
+        try:
+            interval = findings.prediction_interval(study.artifacts[framework], network, chosen, at)
+        except ValueError as exc:
+            warnings.append(f"{chosen} cannot predict its own largest configuration: {exc}")
+    answer = None
+    if planner:
+        try:
+            answer = findings.planning_answer(study, framework, network, planner)
+        except (InsufficientData, KeyError, ValueError) as exc:
+            warnings.append(f"The planning answer could not be computed with {planner}: {exc}")
+    at_text = f"p{int(at['procs'])} b{int(at['batch_size'])} d{int(at['data_size'])}"
+    lines = [
+        ("Scaling", scaling_line(scales)),
+        ("Model to believe", belief_line(belief, interval, at_text)),
+        ("Where the time goes", _where_time_goes(models.get("generic", {}), at)),
+        ("Plan", plan_line(answer) if planner else "no fitted model to plan with."),
+        ("Resources", resources_line(findings.resources(study.timings_of(framework, network)))),
+    ]
+    curves, _ = fitted_curves(study, framework, network)
+    section.blocks += [
+        _facts(lines),
+        figures.summary_figure(framework, network, points, curves.get(planner)),
+        _warnings_block(
+            framework, network, findings.warnings(study, framework, network, answer) + warnings
+        ),
+    ]
+    return section
+
+
+def summary(study: Study) -> list[Section]:
+    head = Section(
+        "summary",
+        "Summary",
+        [
+            paragraph(
+                "Per framework and network: the measured speed-up at the largest scale, the "
+                "model to believe (first by its comparison with the best model on the same "
+                "held-out configurations, then by MAPE) with its error and interval, the fitted "
+                "generic model in words and where an iteration's time goes, the answer for the "
+                "target set in the config, and the warnings that matter. The figure shows the "
+                "measured speed-up and the believed model's. The detailed tables follow, folded."
+            )
+        ],
+    )
+    if study.frameworks_without_runs:
+        head.blocks.append(
+            paragraph(
+                "No successful run at all: "
+                + ", ".join(study.frameworks_without_runs)
+                + " (see Failed runs).",
+                "warn",
+            )
+        )
+    return [head] + [network_summary(study, f, n) for f, n in study.networks()]

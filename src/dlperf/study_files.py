@@ -1,0 +1,106 @@
+"""The run records and model artifacts of a finished study, from its results directory or from
+an archive written by `dlperf archive`.
+
+Only what `dlperf compare` needs is read: every run record (it holds every iteration time) and
+the model artifacts. Archive members are read one at a time, so a large archive never sits in
+memory whole.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tarfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from dlperf.tables import RecordError, read_record, record_problem
+
+
+@dataclass
+class StudyFiles:
+    source: str  # what the user named, for messages
+    records: list[dict] = field(default_factory=list)
+    artifacts: dict[str, dict] = field(default_factory=dict)  # framework -> model artifact
+
+
+def _results_dir(path: Path) -> Path:
+    """The results directory itself, or a checkout holding one."""
+    if (path / "runs").is_dir():
+        return path
+    if (path / "results" / "runs").is_dir():
+        return path / "results"
+    raise ValueError(
+        f"{path} holds no run records (no runs/ or results/runs/ below it); name a results "
+        "directory written by the workflow, or an archive written by `dlperf archive`"
+    )
+
+
+def _from_directory(path: Path) -> StudyFiles:
+    results = _results_dir(path)
+    study = StudyFiles(str(path))
+    for record_path in sorted(results.glob("runs/**/*.json")):
+        relative = record_path.relative_to(results)
+        if any(part.startswith(".") for part in relative.parts):
+            continue  # a run's work directory, not a record
+        study.records.append(read_record(record_path))
+    for artifact_path in sorted(results.glob("models/*.json")):
+        artifact = json.loads(artifact_path.read_text(encoding="utf-8"))
+        study.artifacts[artifact["framework"]] = artifact
+    return study
+
+
+def _member_kind(name: str) -> str | None:
+    parts = PurePosixPath(name).parts
+    if len(parts) >= 3 and parts[0] == "results" and parts[1] == "runs" and name.endswith(".json"):
+        return None if any(p.startswith(".") for p in parts) else "record"
+    if len(parts) == 3 and parts[:2] == ("results", "models") and name.endswith(".json"):
+        return "artifact"
+    return None
+
+
+def _from_archive(path: Path) -> StudyFiles:
+    study = StudyFiles(str(path))
+    try:
+        with tarfile.open(path, mode="r:gz") as tar:
+            for member in tar:  # streamed: one member in memory at a time
+                kind = _member_kind(member.name)
+                if kind is None or not member.isfile():
+                    continue
+                data = json.loads(tar.extractfile(member).read())
+                if kind == "artifact":
+                    study.artifacts[data["framework"]] = data
+                    continue
+                problem = record_problem(data)
+                if problem:
+                    raise RecordError(
+                        f"{path}: run record {member.name} cannot be used: {problem}; "
+                        "the archive is damaged (check it with `dlperf verify-archive`)"
+                    )
+                study.records.append(data)
+    except (tarfile.TarError, EOFError, json.JSONDecodeError) as exc:
+        raise ValueError(
+            f"{path} is not a readable dlperf archive ({exc}); check it with "
+            "`dlperf verify-archive`"
+        ) from exc
+    if not study.records:
+        raise ValueError(
+            f"{path} holds no run records (results/runs/); it is not an archive of a study "
+            "measured by dlperf"
+        )
+    return study
+
+
+def load_study(path: str | os.PathLike) -> StudyFiles:
+    """Run records and model artifacts of the study at ``path`` (directory or .tar.gz)."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist; name a results directory or an archive")
+    if path.is_dir():
+        return _from_directory(path)
+    if path.name.endswith((".tar.gz", ".tgz")):
+        return _from_archive(path)
+    raise ValueError(
+        f"{path} is neither a directory nor a .tar.gz archive; name a results directory or "
+        "an archive written by `dlperf archive`"
+    )
