@@ -38,14 +38,18 @@ def fit(
     models: dict,
     seed: int,
     out: PathLike,
+    refits: int | None = None,
 ) -> dict:
-    """Fit every model of ``framework`` on the points of one or several timings files."""
+    """Fit every model of ``framework`` on the points of one or several timings files, each with
+    ``refits`` bootstrap refits for its prediction interval (default: DEFAULT_REFITS)."""
     from dlperf.external import load_all_points
     from dlperf.models.artifact import fit_framework, unfitted_artifact
+    from dlperf.models.intervals import DEFAULT_REFITS
 
     points = load_all_points(timings_csv)
     if (points["framework"] == framework).any():
-        artifact = fit_framework(points, framework, models, seed)
+        refits = DEFAULT_REFITS if refits is None else refits
+        artifact = fit_framework(points, framework, models, seed, refits)
     else:
         # Every run failed: the artifact says so, and the report still shows the failures.
         artifact = unfitted_artifact(

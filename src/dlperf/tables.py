@@ -291,7 +291,8 @@ def read_timings(path: str | os.PathLike) -> pd.DataFrame:
 
 
 def to_points(timings: pd.DataFrame) -> pd.DataFrame:
-    """One row per measured configuration: median and quartiles of epoch time over repetitions."""
+    """One row per measured configuration: median and quartiles of epoch time over repetitions,
+    and their spread (``rep_ape``)."""
     if timings.empty:
         return pd.DataFrame(
             columns=POINT_KEYS
@@ -302,6 +303,7 @@ def to_points(timings: pd.DataFrame) -> pd.DataFrame:
                 "epoch_time_q75_s",
                 "samples_per_s",
                 "n_reps",
+                "rep_ape",
             ]
         )
     grouped = timings.groupby(POINT_KEYS, sort=True, dropna=False)
@@ -315,6 +317,12 @@ def to_points(timings: pd.DataFrame) -> pd.DataFrame:
         n_reps=("epoch_time_s", "size"),
         **features,
     ).reset_index()
+    # Spread of the repetitions: mean absolute percentage deviation from their median (NaN with
+    # one repetition). Validation reports it as the noise floor a perfect model would score.
+    median = grouped["epoch_time_s"].transform("median")
+    deviation = (timings["epoch_time_s"] - median).abs() / median * 100.0
+    spread = deviation.groupby([timings[k] for k in POINT_KEYS], sort=True, dropna=False).mean()
+    points["rep_ape"] = np.where(points["n_reps"] > 1, spread.to_numpy(), np.nan)
     points["iters_per_epoch"] = np.ceil(
         points["data_size"] / (points["procs"] * points["batch_size"])
     ).astype(int)

@@ -155,7 +155,7 @@ def test_breakdown_shares_sum_to_one_at_every_point():
     for row in entry["breakdown"]:
         assert sum(row["share"].values()) == pytest.approx(1.0)
         assert sum(row["seconds"].values()) == pytest.approx(row["predicted_s"])
-    assert len(entry["bootstrap"]["samples"]) >= 8
+    assert len(entry["interval"]["refits"]) >= 8
 
 
 def test_generic_across_networks_scales_with_flops_and_parameters():

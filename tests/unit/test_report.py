@@ -171,18 +171,20 @@ def test_ranking_orders_models_by_mean_rank():
     assert ranking["loo_batch"].tolist() == ["2", "1"]
 
 
-def test_band_falls_back_to_the_validation_error(data):
+def test_band_is_the_interval_dlperf_predict_gives(data):
+    from dlperf.models.prediction import predict_rows
     from dlperf.report.curves import model_curve
 
-    entry = data["artifacts"]["pytorch"]["networks"]["mlp"]["models"]["generic"]
-    curve = model_curve("generic", entry, "pytorch", "mlp", data["summary"])
-    assert "kfold median APE" in curve.band_source
-    rows = data["points"][data["points"]["network"] == "mlp"]
+    artifact = data["artifacts"]["pytorch"]
+    rows = data["points"][data["points"]["network"] == "mlp"].reset_index(drop=True)
+    curve = model_curve("generic", artifact, "mlp")
+    assert curve.band_source.startswith("90% prediction interval")
     lo, hi = curve.band(rows)
-    mid = curve.predict(rows)
-    assert (lo < mid).all() and (mid < hi).all()
-    no_summary = model_curve("generic", entry, "pytorch", "mlp", data["summary"].iloc[0:0])
-    assert no_summary.band is None and no_summary.band_source == ""
+    table = predict_rows(artifact, "mlp", "generic", rows)
+    assert np.array_equal(lo, table["epoch_time_lo_s"]) and np.array_equal(
+        hi, table["epoch_time_hi_s"]
+    )
+    assert (lo < curve.predict(rows)).all() and (curve.predict(rows) < hi).all()
 
 
 def test_figures_are_byte_identical_when_rebuilt(data):
@@ -200,21 +202,6 @@ def test_figures_are_byte_identical_when_rebuilt(data):
         assert a.png == b.png and a.svg == b.svg
         assert b"Date" not in a.svg and b"Software" not in a.png
         assert a.png.startswith(b"\x89PNG")
-
-
-def test_band_uses_bootstrap_refits_when_the_artifact_has_them(data):
-    from dlperf.report.curves import model_curve
-
-    entry = dict(data["artifacts"]["pytorch"]["networks"]["mlp"]["models"]["lineartest"])
-    coef = np.asarray(entry["coef"])
-    entry["bootstrap"] = [{"coef": (coef * factor).tolist()} for factor in (0.9, 0.95, 1.05, 1.1)]
-    rows = data["points"][data["points"]["network"] == "mlp"]
-    with synthetic.test_model_registered():
-        curve = model_curve("lineartest", entry, "pytorch", "mlp", data["summary"])
-        lo, hi = curve.band(rows)
-        mid = curve.predict(rows)
-    assert curve.band_source.startswith("bootstrap 95% band (4 refits)")
-    assert (lo < mid).all() and (mid < hi).all()
 
 
 def test_resources_and_noisy_runs_reach_the_page(report):
@@ -343,14 +330,19 @@ def test_summary_lines_say_how_the_model_was_chosen():
 
 
 def test_extrapolated_plans_and_failed_runs_are_warned_about(data):
+    from dlperf.models.prediction import extrapolation_warnings
     from dlperf.report import findings
 
     study = synthetic.study(data)
     answer = findings.planning_answer(study, "pytorch", "mlp", "generic")
     assert answer.choice is not None and answer.extrapolated == []
-    far = dataclasses.replace(answer, choice={**answer.choice, "procs": 16, "nodes": 4})
+    # The plan's layout goes through the warnings `dlperf predict` prints.
+    layout = pd.DataFrame([{"nodes": 4, "procs": 16, "batch_size": answer.batch_size}])
+    beyond = extrapolation_warnings(study.artifacts["pytorch"], "mlp", layout)
+    far = dataclasses.replace(answer, choice={**answer.choice, "procs": 16}, extrapolated=beyond)
     (warning,) = findings.extrapolation_warnings(far)
-    assert "16 workers (measured up to 4)" in warning
+    assert "16 workers is beyond twice the largest measured worker count (4)" in warning
+    assert "4 nodes predicted from single-node measurements" in warning
     failed = data["failures"].assign(framework="pytorch", network="mlp")
     study = dataclasses.replace(study, failures=pd.concat([failed, failed]))
     found = findings.warnings(study, "pytorch", "mlp", far)

@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dlperf import tables
 from dlperf.models import MODELS, Capabilities
 from dlperf.models.base import PerformanceModel
 from dlperf.validate.crossval import POINT_COLUMNS, SUMMARY_COLUMNS, cross_validate
@@ -54,7 +55,7 @@ class NetworkAware(Proportional):
 
 @pytest.fixture(autouse=True)
 def registered(monkeypatch):
-    for cls in (Proportional, Broken, NetworkAware):
+    for cls in (Proportional, Broken, NetworkAware, Scaled, SkipsSmall):
         monkeypatch.setitem(MODELS, cls.name, cls)
     Proportional.fits = 0
 
@@ -104,7 +105,8 @@ def test_protocols_that_cannot_run_are_reported_with_their_reason():
     protocols = {
         "loo_procs": {},
         "cross_network": {},
-        "extrapolation_batch": {"train_max_batch": 8},
+        "extrapolation_batch": {"train_max_batch": 16},
+        "extrapolation_procs": {},
     }
     predictions, summary = cross_validate(
         frame, "pytorch", {"proportional": {}}, protocols, n_boot=20
@@ -114,21 +116,29 @@ def test_protocols_that_cannot_run_are_reported_with_their_reason():
     assert "at least 3 levels of procs" in by_protocol.loc["loo_procs", "reason"]
     assert by_protocol.loc["cross_network", "status"] == "not_run"
     assert "at least 2 networks" in by_protocol.loc["cross_network", "reason"]
-    # training on batch 8 only leaves 4 points: enough for this model
+    # training on batch 8 and 16 leaves 8 points: enough for this model
     assert by_protocol.loc["extrapolation_batch", "status"] == "ok"
-    assert set(predictions["batch_size"]) == {16, 32}
+    assert set(predictions["batch_size"]) == {32}
+    # procs {1, 2}: extrapolating trains on procs 1 alone, which cannot inform
+    assert by_protocol.loc["extrapolation_procs", "status"] == "insufficient_data"
+    assert "single level of procs" in by_protocol.loc["extrapolation_procs", "reason"]
+    assert np.isnan(by_protocol.loc["extrapolation_procs", "mape"])
 
 
 def test_too_few_points_for_a_fold_and_fit_errors_are_reported():
     frame = points(procs=(1, 2, 4), batches=(8,))  # 6 points
-    protocols = {"loo_procs": {}, "extrapolation_procs": {"train_max_procs": 1}}
     _, summary = cross_validate(
-        frame, "pytorch", {"proportional": {}, "broken": {}}, protocols, n_boot=20
+        frame, "pytorch", {"proportional": {}, "broken": {}}, {"loo_procs": {}}, n_boot=20
     )
     rows = summary.set_index(["model", "protocol"])
     loo = rows.loc[("proportional", "loo_procs")]
     assert loo["status"] == "ok" and loo["n_folds"] == 3
-    extrapolation = rows.loc[("proportional", "extrapolation_procs")]
+    # one data size: training on procs 1 and 2 leaves 2 points, this model needs 4
+    small = frame[frame["data_size"] == 512]
+    _, extrapolated = cross_validate(
+        small, "pytorch", {"proportional": {}}, {"extrapolation_procs": {"train_max_procs": 2}}
+    )
+    (extrapolation,) = extrapolated.to_dict("records")
     assert extrapolation["status"] == "insufficient_data"
     assert "needs at least 4" in extrapolation["reason"]
     broken = rows.loc[("broken", "loo_procs")]
@@ -169,3 +179,118 @@ def test_unknown_protocol_is_an_error_naming_the_choices():
 def test_framework_without_points_gives_empty_tables():
     predictions, summary = cross_validate(points(), "mxnet", {"proportional": {}}, {"kfold": {}})
     assert predictions.empty and summary.empty and list(summary.columns) == SUMMARY_COLUMNS
+
+
+class Scaled(Proportional):
+    """Proportional, off by a fixed factor: a model worse by a known margin."""
+
+    name = "scaled"
+
+    def __init__(self, factor: float = 1.2, seed: int = 0) -> None:
+        self.factor = factor
+        self.seed = seed
+
+    def predict(self, frame):
+        return self.factor * super().predict(frame)
+
+
+class SkipsSmall(Proportional):
+    """Refuses training sets without batch 8: skips the fold that holds batch 8 out."""
+
+    name = "skipssmall"
+
+    def fit(self, frame):
+        from dlperf.models import InsufficientData
+
+        if 8 not in set(frame["batch_size"]):
+            raise InsufficientData("needs batch 8")
+        return super().fit(frame)
+
+
+def noisy_points(seed=0):
+    rng = np.random.default_rng(seed)
+    frame = points()
+    return frame.assign(epoch_time_s=frame["epoch_time_s"] * rng.lognormal(0, 0.05, len(frame)))
+
+
+def test_summary_names_its_resampling_unit_per_protocol():
+    frame = points(networks=("lenet", "mlp"))
+    protocols = {"kfold": {"k": 3}, "loo_batch": {}, "extrapolation_procs": {}}
+    _, summary = cross_validate(frame, "pytorch", {"networkaware": {}}, protocols, n_boot=50)
+    summary = pd.concat(
+        [summary, cross_validate(frame, "pytorch", {"networkaware": {}}, {"cross_network": {}})[1]]
+    )
+    rows = summary[summary["network"] == "mlp"].set_index("protocol")
+    assert rows.loc["kfold", "ci_unit"] == "fold" and rows.loc["kfold", "n_units"] == 3
+    assert rows.loc["loo_batch", "ci_unit"] == "level" and rows.loc["loo_batch", "n_units"] == 3
+    # single split: the held-out configurations (procs 4 x 3 batches) are the units
+    assert rows.loc["extrapolation_procs", "ci_unit"] == "configuration"
+    assert rows.loc["extrapolation_procs", "n_units"] == 3
+    assert rows.loc["cross_network", "ci_unit"] == "configuration"
+    assert rows.loc["cross_network", "n_units"] == 9
+
+
+def test_vs_best_marks_one_best_and_a_clearly_worse_model():
+    models = {"proportional": {}, "scaled": {"factor": 1.5}, "networkaware": {}}
+    _, summary = cross_validate(noisy_points(), "pytorch", models, {"kfold": {"k": 4}}, n_boot=300)
+    rows = summary.set_index("model")
+    assert (summary["vs_best"] == "best").sum() == 1
+    # networkaware is the same model as proportional: a tie, broken by name, and no difference
+    assert rows.loc["networkaware", "vs_best"] == "best"
+    assert rows.loc["proportional", "vs_best"] == "within_noise"
+    assert rows.loc["proportional", "vs_best_diff"] == 0
+    assert (
+        rows.loc["proportional", "vs_best_diff_lo"]
+        <= 0
+        <= rows.loc["proportional", "vs_best_diff_hi"]
+    )
+    scaled = rows.loc["scaled"]
+    assert scaled["vs_best"] == "worse" and scaled["vs_best_diff_lo"] > 0
+    assert scaled["vs_best_diff"] == pytest.approx(
+        scaled["mape"] - rows.loc["networkaware", "mape"]
+    )
+    assert scaled["vs_best_diff_lo"] <= scaled["vs_best_diff"] <= scaled["vs_best_diff_hi"]
+
+
+def test_vs_best_compares_on_the_points_both_predicted():
+    models = {"proportional": {}, "skipssmall": {}, "broken": {}}
+    predictions, summary = cross_validate(
+        noisy_points(1), "pytorch", models, {"loo_batch": {}}, n_boot=200
+    )
+    rows = summary.set_index("model")
+    assert rows.loc["broken", "status"] == "fit_error" and pd.isna(rows.loc["broken", "vs_best"])
+    skipping = rows.loc["skipssmall"]
+    assert skipping["status"] == "ok" and skipping["n_folds"] == 2
+    # same fit as proportional wherever it did fit: on the common points the difference is 0
+    assert rows.loc["proportional", "vs_best"] == "best" or skipping["vs_best"] == "best"
+    other = skipping if skipping["vs_best"] != "best" else rows.loc["proportional"]
+    assert other["vs_best_diff"] == pytest.approx(0.0, abs=1e-12)
+    assert other["vs_best"] == "within_noise"
+
+
+def test_vs_best_without_an_interval_is_not_called_worse():
+    models = {"proportional": {}, "scaled": {"factor": 1.5}}
+    _, summary = cross_validate(noisy_points(), "pytorch", models, {"kfold": {"k": 3}}, n_boot=0)
+    scaled = summary.set_index("model").loc["scaled"]
+    assert scaled["vs_best"] == "within_noise" and np.isnan(scaled["vs_best_diff_lo"])
+    assert "not shown worse" in scaled["reason"]
+
+
+def test_noise_floor_is_the_spread_of_the_held_out_repetitions():
+    rows = []
+    for rep, factor in enumerate((0.9, 1.0, 1.2)):
+        frame = points()
+        frame["rep"] = rep
+        frame["samples_per_s"] = 1.0
+        # batch 8 repeated three times (10 % mean deviation from the median), the rest once
+        frame["epoch_time_s"] *= np.where(frame["batch_size"] == 8, factor, 1.0)
+        rows.append(frame if rep == 0 else frame[frame["batch_size"] == 8])
+    reduced = tables.to_points(pd.concat(rows, ignore_index=True))
+    assert set(reduced.loc[reduced["n_reps"] == 3, "rep_ape"].round(9)) == {10.0}
+    protocols = {"loo_batch": {}, "extrapolation_batch": {"train_max_batch": 16}}
+    _, summary = cross_validate(reduced, "pytorch", {"proportional": {}}, protocols, n_boot=20)
+    rows = summary.set_index("protocol")
+    # loo_batch holds every point out once; only the batch-8 ones were repeated
+    assert rows.loc["loo_batch", "noise_ape"] == pytest.approx(10.0)
+    # batch 32 alone is held out: measured once, no floor
+    assert np.isnan(rows.loc["extrapolation_batch", "noise_ape"])

@@ -11,16 +11,19 @@ import dlperf
 from dlperf.io import SCHEMA_VERSION
 
 from . import MODELS, InsufficientData, ModelUnavailable, make_model, model_from_dict
-from .base import FEATURES, TARGET, capabilities_of
-from .generic import GenericModel
+from .base import FEATURES, TARGET, PerformanceModel, capabilities_of
+from .intervals import DEFAULT_REFITS, bootstrap_interval
 
 
 def _finite(value: float) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
 
 
-def fit_one(name: str, settings: dict, points: pd.DataFrame, seed: int) -> dict:
-    """One model's artifact entry; a model that cannot be fitted says why instead of failing."""
+def fit_one(
+    name: str, settings: dict, points: pd.DataFrame, seed: int, refits: int = DEFAULT_REFITS
+) -> dict:
+    """One model's artifact entry; a model that cannot be fitted says why instead of failing.
+    Every fitted model gets its prediction interval (``refits`` bootstrap refits)."""
     try:
         model = make_model(name, settings, seed).fit(points)
     except ModelUnavailable as exc:
@@ -32,13 +35,13 @@ def fit_one(name: str, settings: dict, points: pd.DataFrame, seed: int) -> dict:
     predicted = model.predict(points)
     entry["train_points"] = int(len(points))
     entry["train_mape"] = _finite(float(np.mean(np.abs(predicted - measured) / measured) * 100))
-    if isinstance(model, GenericModel):
+    if capabilities_of(model).has_breakdown:
         entry["breakdown"] = breakdown_table(model, points)
-        entry["bootstrap"] = model.bootstrap_refits(points, seed)
+    entry["interval"] = bootstrap_interval(model, points, seed, refits)
     return entry
 
 
-def breakdown_table(model: GenericModel, points: pd.DataFrame) -> list[dict]:
+def breakdown_table(model: PerformanceModel, points: pd.DataFrame) -> list[dict]:
     """Where the time goes: each term's seconds and share of the prediction at every point."""
     seconds = model.term_seconds(points)
     terms = list(seconds.columns)
@@ -84,9 +87,26 @@ def unfitted_artifact(framework: str, seed: int, reason: str) -> dict:
     return {**_header(framework, seed), "networks": {}, "reason": reason}
 
 
-def fit_framework(points: pd.DataFrame, framework: str, models: dict[str, dict], seed: int) -> dict:
+def measured_levels(points: pd.DataFrame) -> dict:
+    """The levels the models were fitted on, so predictions beyond them can be flagged."""
+    return {
+        "procs": sorted(int(v) for v in points["procs"].unique()),
+        "nodes": sorted(int(v) for v in points["nodes"].unique()),
+        "batch_size": sorted(int(v) for v in points["batch_size"].unique()),
+        "multi_node": bool((points["nodes"] > 1).any()),
+    }
+
+
+def fit_framework(
+    points: pd.DataFrame,
+    framework: str,
+    models: dict[str, dict],
+    seed: int,
+    refits: int = DEFAULT_REFITS,
+) -> dict:
     """The model artifact of one framework: every model per network, and the across-network
-    models (``generic_xnet``) once over all networks."""
+    models (``generic_xnet``) once over all networks; each with ``refits`` bootstrap refits for
+    its prediction interval."""
     selected = points[points["framework"] == framework].reset_index(drop=True)
     per_network = {n: s for n, s in models.items() if not _across_networks(n)}
     across = {n: s for n, s in models.items() if _across_networks(n)}
@@ -96,8 +116,9 @@ def fit_framework(points: pd.DataFrame, framework: str, models: dict[str, dict],
         networks[network] = {
             "points": int(len(group)),
             "device": sorted(group["device"].astype(str).unique().tolist()),
+            "measured": measured_levels(group),
             "models": {
-                name: fit_one(name, settings or {}, group, seed)
+                name: fit_one(name, settings or {}, group, seed, refits)
                 for name, settings in per_network.items()
             },
         }
@@ -106,8 +127,10 @@ def fit_framework(points: pd.DataFrame, framework: str, models: dict[str, dict],
         artifact["all_networks"] = {
             "points": int(len(selected)),
             "networks": sorted(networks),
+            "device": sorted(selected["device"].astype(str).unique().tolist()),
+            "measured": measured_levels(selected),
             "models": {
-                name: fit_one(name, settings or {}, selected, seed)
+                name: fit_one(name, settings or {}, selected, seed, refits)
                 for name, settings in across.items()
             },
         }

@@ -224,10 +224,10 @@ def _scaling_panel(
 
 def _band_caption(curves: dict[str, Curve]) -> str:
     bands = sorted({f"{n}: {c.band_source}" for n, c in curves.items() if c.band_source})
-    no_band = sorted(n for n, c in curves.items() if not c.band_source)
+    no_band = sorted(f"{n} ({c.no_band_reason})" for n, c in curves.items() if not c.band_source)
     text = "; ".join(bands) if bands else "none available"
-    if no_band and bands:
-        text += f"; no band for {', '.join(no_band)} (no validation result)"
+    if no_band:
+        text += f"; no band for {'; '.join(no_band)}"
     return text
 
 
@@ -250,8 +250,8 @@ def scaling_figure(
         f"{what} against the number of workers: measured medians over repetitions (bars: "
         "interquartile range), one colour per per-worker batch size; one row per fitted model, "
         "solid inside the measured range and dashed beyond it (right of the dotted line). "
-        f"Shaded: the model's uncertainty band, {_band_caption(curves)}. A band from the median "
-        "APE is the typical held-out error, not a confidence interval."
+        "Shaded: the model's prediction interval as `dlperf predict` gives it (bootstrap refits "
+        f"over resampled configurations, with the scatter of single runs): {_band_caption(curves)}."
     )
     kind = "throughput" if throughput else "scaling"
     return _render(

@@ -12,6 +12,7 @@ import pandas as pd
 
 from dlperf.models.generic import TERMS
 from dlperf.models.planning import parse_duration, plan
+from dlperf.models.prediction import extrapolation_warnings as extrapolation_warnings_at
 from dlperf.models.prediction import predict_rows
 from dlperf.tables import NOISY_FOREIGN_CPU
 
@@ -201,20 +202,9 @@ class PlanAnswer:
     choice: dict | None  # the chosen layout's row (nodes, procs, total_time_s, ...), or None
     fastest: dict  # the fastest layout considered, for when none meets the deadline
     max_procs: int
-    measured_max_procs: int
-    measured_max_batch: int
-
-    @property
-    def extrapolated(self) -> list[str]:
-        """What the answer assumes beyond the measurements, one phrase each."""
-        row = self.choice or self.fastest
-        beyond = []
-        if row["procs"] > self.measured_max_procs:
-            beyond.append(f"{row['procs']} workers (measured up to {self.measured_max_procs})")
-        if self.batch_size > self.measured_max_batch:
-            beyond.append(f"batch {self.batch_size} (measured up to {self.measured_max_batch})")
-        # More samples per epoch only means more of the same iterations: not listed.
-        return beyond
+    # Where the answer leaves the measurements (dlperf.models.prediction.extrapolation_warnings,
+    # the warnings `dlperf predict` and `dlperf plan` print).
+    extrapolated: list[str]
 
 
 def planning_answer(study: Study, framework: str, network: str, model: str) -> PlanAnswer | None:
@@ -240,6 +230,10 @@ def planning_answer(study: Study, framework: str, network: str, model: str) -> P
         level=INTERVAL_LEVEL,
     )
     fastest = table.sort_values(["total_time_s", "procs"], kind="stable").iloc[0].to_dict()
+    row = choice or fastest
+    layout = pd.DataFrame(
+        [{"nodes": int(row["nodes"]), "procs": int(row["procs"]), "batch_size": batch}]
+    )
     return PlanAnswer(
         model=model,
         batch_size=batch,
@@ -249,8 +243,7 @@ def planning_answer(study: Study, framework: str, network: str, model: str) -> P
         choice=choice,
         fastest=fastest,
         max_procs=max_procs,
-        measured_max_procs=int(points["procs"].max()),
-        measured_max_batch=int(points["batch_size"].max()),
+        extrapolated=extrapolation_warnings_at(study.artifacts[framework], network, layout),
     )
 
 

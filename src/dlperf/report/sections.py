@@ -85,7 +85,7 @@ def fitted_curves(study: Study, framework: str, network: str) -> tuple[dict[str,
             continue
         try:
             load_model(study.artifacts[framework], network, name)  # names an unreadable entry
-            curves[name] = model_curve(name, entry, framework, network, study.summary)
+            curves[name] = model_curve(name, study.artifacts[framework], network)
         except (InsufficientData, KeyError, ValueError) as exc:
             not_fitted.append(f"{name}: cannot be loaded ({exc})")
     return curves, not_fitted

@@ -10,7 +10,7 @@ from functools import cached_property
 import pandas as pd
 
 from dlperf import tables
-from dlperf.io import read_json
+from dlperf.models.artifact_check import load_artifact
 
 PathLike = str | os.PathLike
 
@@ -54,7 +54,7 @@ class Study:
         )
         artifacts = {}
         for path in model_files:
-            artifact = read_json(path)
+            artifact = load_artifact(path)  # refuses a damaged artifact, naming the field
             artifacts[artifact["framework"]] = artifact
         predictions = [pd.read_csv(p) for p in prediction_csvs]
         held_out = pd.concat(predictions, ignore_index=True) if predictions else pd.DataFrame()

@@ -2,7 +2,9 @@
 
 Splits depend only on the points, so each protocol is planned once per network and shared by
 all models; a model fitted on a training set is cached, because protocols often repeat one
-(the default extrapolation split is also a leave-one-level-out fold).
+(the default extrapolation split is also a leave-one-level-out fold). Because every model of a
+(network, protocol) group is tested on the same splits, the models can be compared pairwise on
+the same held-out units (:mod:`dlperf.validate.comparison`).
 """
 
 from __future__ import annotations
@@ -10,10 +12,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dlperf.folds import configuration_groups
 from dlperf.models import MODELS, InsufficientData, capabilities_of, make_model
 from dlperf.models.base import FEATURES, TARGET
 
-from .metrics import METRICS, ape, summarise
+from .comparison import VS_BEST_COLUMNS, compare_with_best
+from .metrics import METRICS, ape, noise_floor, summarise
 from .protocols import ACROSS_NETWORKS, PROTOCOLS, Plan, plan, plan_cross_network
 
 POINT_COLUMNS = (
@@ -34,10 +38,16 @@ SUMMARY_COLUMNS = [
     "reason",
     "n_folds",
     "n_points",
-] + [f"{m}{suffix}" for m in METRICS for suffix in ("", "_lo", "_hi")]
+    "ci_unit",  # what the confidence intervals resample: fold, level or configuration
+    "n_units",
+    *[f"{m}{suffix}" for m in METRICS for suffix in ("", "_lo", "_hi")],
+    "noise_ape",  # spread of the held-out points' repetitions: a perfect model's score
+    *VS_BEST_COLUMNS,
+]
 # Summary statuses: ok; not_run (the points cannot support the protocol); not_applicable (the
-# model cannot do what the protocol asks); insufficient_data (no fold had enough points for the
-# model); fit_error (every fold's fit raised an error).
+# model cannot do what the protocol asks); insufficient_data (the data cannot inform: no fold had
+# enough points for the model, or the training set holds a single level of the column the
+# protocol extrapolates in); fit_error (every fold's fit raised an error).
 STATUSES = ("ok", "not_run", "not_applicable", "insufficient_data", "fit_error")
 
 
@@ -71,12 +81,16 @@ def _run_plan(
     n_boot: int,
     seed: int,
 ) -> tuple[pd.DataFrame | None, dict]:
-    """Held-out predictions of one model under one plan, and its summary row."""
+    """Held-out predictions of one model under one plan, and its summary row.
+
+    The predictions carry, beside POINT_COLUMNS, the frame row of each point (``row``) and its
+    resampling unit (``unit``), which the paired comparison matches models on."""
     if split_plan.reason:
-        return None, {**base, "status": "not_run", "reason": split_plan.reason}
+        return None, {**base, "status": split_plan.status, "reason": split_plan.reason}
     frames, skipped, errors = [], [], []
     measured_all = frame[TARGET].to_numpy(float)
-    for split in split_plan.splits:
+    configurations = configuration_groups(frame)
+    for number, split in enumerate(split_plan.splits):
         model = fits.get(base["model"], settings, scope, frame, split.train)
         if isinstance(model, InsufficientData):
             skipped.append(f"{split.fold}: {model}")
@@ -87,6 +101,7 @@ def _run_plan(
         test = frame.iloc[split.test]
         measured = measured_all[split.test]
         predicted = np.asarray(model.predict(test), dtype=float)
+        unit = configurations[split.test] if split_plan.unit == "configuration" else number
         frames.append(
             pd.DataFrame(
                 {
@@ -97,8 +112,10 @@ def _run_plan(
                     "measured_s": measured,
                     "predicted_s": predicted,
                     "ape": ape(measured, predicted),
+                    "row": split.test,
+                    "unit": unit,
                 },
-                columns=POINT_COLUMNS,
+                columns=[*POINT_COLUMNS, "row", "unit"],
             )
         )
     problems = skipped + errors
@@ -106,22 +123,74 @@ def _run_plan(
         status = "fit_error" if errors else "insufficient_data"
         return None, {**base, "status": status, "reason": "; ".join(problems)}
     held_out = pd.concat(frames, ignore_index=True)
-    reason = None
+    notes = []
     if problems:
-        reason = f"{len(problems)} of {len(split_plan.splits)} folds skipped: " + "; ".join(
-            problems
+        notes.append(
+            f"{len(problems)} of {len(split_plan.splits)} folds skipped: " + "; ".join(problems)
         )
+    n_units = held_out["unit"].nunique()
+    if n_units < 2:
+        notes.append(f"one held-out {split_plan.unit}: no confidence intervals")
+    rows = frame.iloc[held_out["row"].to_numpy()]
     row = {
         **base,
         "status": "ok",
-        "reason": reason,
+        "reason": "; ".join(notes) or None,
         "n_folds": len(frames),
         "n_points": len(held_out),
+        "ci_unit": split_plan.unit,
+        "n_units": n_units,
         **summarise(
-            held_out["measured_s"].to_numpy(), held_out["predicted_s"].to_numpy(), n_boot, seed
+            held_out["measured_s"].to_numpy(),
+            held_out["predicted_s"].to_numpy(),
+            held_out["unit"].to_numpy(),
+            n_boot,
+            seed,
         ),
+        # Frames without repetition data (not from tables.to_points) have no noise floor.
+        "noise_ape": noise_floor(rows["rep_ape"], rows["n_reps"])
+        if {"rep_ape", "n_reps"} <= set(frame.columns)
+        else float("nan"),
     }
     return held_out, row
+
+
+def _run_group(
+    base: dict,
+    split_plan: Plan,
+    frame: pd.DataFrame,
+    models: dict[str, dict],
+    fits: _Fits,
+    scope: str,
+    n_boot: int,
+    seed: int,
+) -> tuple[list[pd.DataFrame], list[dict]]:
+    """Every model of one (network, protocol) group on the same splits, compared with the best."""
+    rows, held_out = [], {}
+    for name, model_settings in models.items():
+        base_row = {**base, "model": name}
+        if (
+            base["protocol"] in ACROSS_NETWORKS
+            and not split_plan.reason
+            and not capabilities_of(MODELS[name]).uses_network_features
+        ):
+            rows.append(
+                {
+                    **base_row,
+                    "status": "not_applicable",
+                    "reason": f"{name} uses no network features (parameter count, FLOPs), "
+                    "so it cannot predict a network it was not trained on",
+                }
+            )
+            continue
+        points, row = _run_plan(
+            base_row, split_plan, frame, model_settings or {}, fits, scope, n_boot, seed
+        )
+        if points is not None:
+            held_out[name] = points
+        rows.append(row)
+    compare_with_best(rows, held_out, n_boot, seed)
+    return [points[POINT_COLUMNS] for points in held_out.values()], rows
 
 
 def cross_validate(
@@ -142,57 +211,22 @@ def cross_validate(
     selected = points[points["framework"] == framework].reset_index(drop=True)
     fits = _Fits(seed)
     held_out, summary = [], []
-
-    def record(result: tuple[pd.DataFrame | None, dict]) -> None:
-        if result[0] is not None:
-            held_out.append(result[0])
-        summary.append(result[1])
-
     for network, group in selected.groupby("network", sort=True):
         group = group.reset_index(drop=True)
         for protocol, settings in protocols.items():
             if protocol in ACROSS_NETWORKS:
                 continue
             split_plan = plan(group, protocol, settings or {}, seed)
-            for name, model_settings in models.items():
-                base = {
-                    "framework": framework,
-                    "network": network,
-                    "model": name,
-                    "protocol": protocol,
-                }
-                record(
-                    _run_plan(
-                        base, split_plan, group, model_settings or {}, fits, network, n_boot, seed
-                    )
-                )
+            base = {"framework": framework, "network": network, "protocol": protocol}
+            frames, rows = _run_group(base, split_plan, group, models, fits, network, n_boot, seed)
+            held_out += frames
+            summary += rows
     if "cross_network" in protocols:
         for network, split_plan in plan_cross_network(selected).items():
-            for name, model_settings in models.items():
-                base = {
-                    "framework": framework,
-                    "network": network,
-                    "model": name,
-                    "protocol": "cross_network",
-                }
-                if (
-                    not split_plan.reason
-                    and not capabilities_of(MODELS[name]).uses_network_features
-                ):
-                    summary.append(
-                        {
-                            **base,
-                            "status": "not_applicable",
-                            "reason": f"{name} uses no network features (parameter count, FLOPs), "
-                            "so it cannot predict a network it was not trained on",
-                        }
-                    )
-                    continue
-                record(
-                    _run_plan(
-                        base, split_plan, selected, model_settings or {}, fits, "*", n_boot, seed
-                    )
-                )
+            base = {"framework": framework, "network": network, "protocol": "cross_network"}
+            frames, rows = _run_group(base, split_plan, selected, models, fits, "*", n_boot, seed)
+            held_out += frames
+            summary += rows
     predictions = (
         pd.concat(held_out, ignore_index=True) if held_out else pd.DataFrame(columns=POINT_COLUMNS)
     )

@@ -1,8 +1,14 @@
 """Validation protocols (DESIGN.md section 5): which points train a model and which test it.
 
 A protocol turns the points of one network (or, for ``cross_network``, of one framework) into
-splits. When the points cannot support a protocol the plan carries the reason instead, so the
-summary can say why a protocol did not run rather than leaving it out.
+splits. When the points cannot support a protocol, or a split could not inform (extrapolating
+from a single level), the plan carries the reason instead, so the summary can say why rather
+than leaving the protocol out or reporting an error that means nothing.
+
+Each plan also names its *unit*, the held-out group its confidence intervals resample
+(DESIGN.md section 5): the fold for k-fold, the level for leave-one-level-out, and the
+configuration (network, nodes, procs, batch_size) for the protocols with a single split
+(extrapolation, cross_network), whose one fold cannot be resampled.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dlperf.folds import kfold_indices
+from dlperf.folds import grouped_kfold, n_configurations
 
 # Protocols that split the points of one network.
 WITHIN_NETWORK = ("kfold", "loo_procs", "loo_batch", "extrapolation_procs", "extrapolation_batch")
@@ -25,6 +31,15 @@ ALIASES = {
     "extrapolation": ("extrapolation_procs", "extrapolation_batch"),
 }
 COLUMN_LABEL = {"procs": "procs", "batch_size": "batch"}
+# What the confidence intervals of each protocol resample.
+UNIT = {
+    "kfold": "fold",
+    "loo_procs": "level",
+    "loo_batch": "level",
+    "extrapolation_procs": "configuration",
+    "extrapolation_batch": "configuration",
+    "cross_network": "configuration",
+}
 
 
 @dataclass
@@ -39,6 +54,14 @@ class Plan:
     protocol: str
     splits: list[Split] = field(default_factory=list)
     reason: str | None = None  # why the protocol cannot run on these points
+    # The summary status when ``reason`` is set: not_run (the points cannot support the
+    # protocol) or insufficient_data (a split exists but its training set cannot inform).
+    status: str = "not_run"
+
+    @property
+    def unit(self) -> str:
+        """The held-out group the confidence intervals resample: fold, level or configuration."""
+        return UNIT[self.protocol]
 
 
 def expand_aliases(names: list[str]) -> list[str]:
@@ -57,10 +80,15 @@ def expand_aliases(names: list[str]) -> list[str]:
 
 
 def _kfold(points: pd.DataFrame, k: int, seed: int) -> Plan:
-    n = len(points)
+    # Folds hold whole configurations: points differing only in data size are near-copies.
+    n = n_configurations(points)
     if n < 3:
-        return Plan("kfold", reason=f"needs at least 3 measured configurations, found {n}")
-    splits = kfold_indices(n, k, seed)
+        return Plan(
+            "kfold",
+            reason=f"needs at least 3 measured configurations (nodes, procs, batch_size), "
+            f"found {n}; measure more worker counts or batch sizes",
+        )
+    splits = grouped_kfold(points, k, seed)
     return Plan("kfold", [Split(f"fold{i}", tr, te) for i, (tr, te) in enumerate(splits)])
 
 
@@ -104,6 +132,17 @@ def _extrapolation(points: pd.DataFrame, column: str, threshold: int | None, pro
     if len(train) == 0:
         return Plan(
             protocol, reason=f"no point has {column} <= {limit} to train on; raise {setting}"
+        )
+    trained = np.unique(values[train])
+    if len(trained) < 2:
+        # One level of the column: every feature varying along it is constant (with one worker
+        # count every communication term is zero), so nothing the test checks was learnt.
+        return Plan(
+            protocol,
+            reason=f"trains on a single level of {column} ({trained[0]}), so no trend in "
+            f"{column} can be learnt and the test says nothing; raise {setting} to train on "
+            f"2 or more levels, or measure more {column} values",
+            status="insufficient_data",
         )
     return Plan(protocol, [Split(f"{COLUMN_LABEL[column]}<={limit}", train, test)])
 
