@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from dlperf.folds import grouped_kfold
-from dlperf.models import InsufficientData, make_model
+from dlperf.models import InsufficientData, intervals, make_model
 from dlperf.models.base import TARGET
 
 from .design import AXES
@@ -81,7 +81,12 @@ def score_series(
             nan, np.full(len(candidates), np.inf), np.zeros(len(candidates)), fresh, described
         )
     prediction = np.asarray(main.predict(candidates), float)
-    lo, hi = bootstrap_interval(main, measured, candidates, n_boot, level, seed)
+    stored = intervals.bootstrap_interval(main, measured, seed, refits=n_boot)
+    bounds = intervals.interval(stored, candidates, level, seed)
+    if bounds is None:  # no refit could be fitted: nothing is known about the spread
+        lo, hi = np.full(len(candidates), -np.inf), np.full(len(candidates), np.inf)
+    else:
+        lo, hi = bounds
     width = (hi - lo) / prediction
     logs = [np.log(prediction)]
     for name in compare_models:
@@ -94,27 +99,6 @@ def score_series(
             logs.append(np.log(predicted))
     disagreement = np.std(np.vstack(logs), axis=0) if len(logs) > 1 else np.zeros(len(candidates))
     return Scores(prediction, width, disagreement, fresh, described)
-
-
-def bootstrap_interval(model, measured, candidates, n_boot, level, seed):
-    """Quantiles of the predictions of refits on resampled configurations."""
-    rng = np.random.default_rng(seed)
-    preds = []
-    for _ in range(n_boot):
-        idx = np.sort(rng.integers(0, len(measured), len(measured)))
-        try:
-            refit = type(model)(**model.refit_params()).fit(
-                measured.iloc[idx].reset_index(drop=True)
-            )
-        except InsufficientData:
-            continue
-        preds.append(np.asarray(refit.predict(candidates), float))
-    if len(preds) < 2:
-        inf = np.full(len(candidates), np.inf)
-        return -inf, inf
-    alpha = (1.0 - level) / 2.0
-    lo, hi = np.quantile(np.vstack(preds), [alpha, 1.0 - alpha], axis=0)
-    return lo, hi
 
 
 def kfold_mape(measured: pd.DataFrame, model: str, model_settings: dict, seed: int) -> float:
