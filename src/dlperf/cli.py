@@ -191,6 +191,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         config,
         args.out,
         args.figures,
+        args.adaptive_rounds,
     )
     print(f"report -> {args.out} ({len(written)} figure files)")
     return 0
@@ -546,6 +547,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="workflow config, shown in the report")
     p.add_argument("--config-json", help="config sections as JSON (what the workflow passes)")
     p.add_argument("--out", required=True, help="index.html to write")
+    p.add_argument(
+        "--adaptive-rounds",
+        nargs="*",
+        default=[],
+        help="round files of an adaptive sweep (results/adaptive/round*.json)",
+    )
     p.add_argument(
         "--figures",
         help="directory for the figures as PNG and SVG (default: figures/ beside --out)",

@@ -106,12 +106,19 @@ def report(
     config: dict,
     out_html: PathLike,
     figures_dir: PathLike | None = None,
+    adaptive_round_files: Sequence[PathLike] = (),
 ) -> list[Path]:
     from dlperf.report.page import build_report
     from dlperf.report.study import Study
 
     study = Study.from_files(
-        timings_csv, failures_csv, model_files, summary_csv, prediction_csvs, config
+        timings_csv,
+        failures_csv,
+        model_files,
+        summary_csv,
+        prediction_csvs,
+        config,
+        adaptive_round_files,
     )
     return build_report(study, Path(out_html), Path(figures_dir) if figures_dir else None)
 

@@ -10,6 +10,7 @@ from functools import cached_property
 import pandas as pd
 
 from dlperf import tables
+from dlperf.io import read_json
 from dlperf.models.artifact_check import load_artifact
 
 PathLike = str | os.PathLike
@@ -24,6 +25,8 @@ class Study:
     summary: pd.DataFrame  # validation summary (results/validation/summary.csv)
     predictions: pd.DataFrame  # held-out predictions (results/validation/<framework>.csv)
     config: dict  # the workflow configuration the study ran with
+    # The rounds of an adaptive sweep (results/adaptive/round{r}.json), in order; empty otherwise.
+    adaptive_rounds: tuple[dict, ...] = ()
 
     @classmethod
     def from_files(
@@ -34,6 +37,7 @@ class Study:
         summary_csv: PathLike,
         prediction_csvs: Sequence[PathLike],
         config: dict,
+        adaptive_round_files: Sequence[PathLike] = (),
     ) -> Study:
         from dlperf.external import is_own_timings, load_all_points
 
@@ -66,6 +70,9 @@ class Study:
             summary=pd.read_csv(summary_csv),
             predictions=held_out,
             config=config,
+            adaptive_rounds=tuple(
+                sorted((read_json(p) for p in adaptive_round_files), key=lambda r: r["round"])
+            ),
         )
 
     def networks(self) -> list[tuple[str, str]]:
