@@ -4,6 +4,7 @@ import json
 import os
 import sys
 
+import dlperf.adaptive.sweep
 import dlperf.bench.envinfo
 import dlperf.config
 import dlperf.envs
@@ -70,6 +71,7 @@ os.environ["PATH"] = os.pathsep.join(
 
 
 include: "workflow/rules/envs.smk"
+include: "workflow/rules/adaptive.smk"
 include: "workflow/rules/benchmark.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/model.smk"
@@ -82,7 +84,11 @@ rule all:
     input:
         # The run records are targets: Snakemake does not re-create a deleted input whose
         # consumers (the tables) are up to date, and a deleted record must be measured again.
-        [dlperf.config.run_record_path(run) for run in RUNS],
+        (
+            adaptive_measured_records
+            if config["adaptive"]["enabled"]
+            else [dlperf.config.run_record_path(run) for run in RUNS]
+        ),
         ["results/timings.csv", "results/failures.csv"] if FRAMEWORKS else [],
         expand("results/models/{framework}.json", framework=MODELLED),
         "results/validation/summary.csv",

@@ -106,6 +106,7 @@ LEVEL = number(0, 1, "an interval level", high_open=True)
 PARAMS = number(0, MAX_PARAMS, "a parameter count")
 FLOPS = number(0, MAX_FLOPS, "FLOPs per sample")
 SECONDS = number(0, 1e7, "a time in seconds")
+SHARE = number(0, 1, "a share (of a grid's runs)")
 
 
 def check_layouts(nodes: Sequence[int], procs: Sequence[int]) -> None:

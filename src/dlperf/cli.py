@@ -197,6 +197,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         args.out,
         args.figures,
         args.results,
+        args.adaptive_rounds,
     )
     print(f"report -> {args.out} ({len(written)} figure files)")
     return 0
@@ -380,6 +381,33 @@ def cmd_verify_archive(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def cmd_adaptive_replay(args: argparse.Namespace) -> int:
+    from dlperf import stages
+
+    settings = {"seed": args.seed, "model": args.model_name}
+    if args.initial is not None:
+        settings["initial"] = args.initial
+    if args.per_round is not None:
+        settings["per_round"] = args.per_round
+    summary = stages.adaptive_replay(args.timings, args.budget, settings, args.out)
+    print(
+        f"{summary['runs_used']} of {summary['runs_total']} runs in {summary['rounds']} rounds "
+        f"({summary['stop']}): MAPE {summary['mape_adaptive']:.3g}% adaptive, "
+        f"{summary['mape_random']:.3g}% random, {summary['mape_full']:.3g}% full grid "
+        f"-> {args.out}"
+    )
+    return 0
+
+
+def cmd_adaptive_round(args: argparse.Namespace) -> int:
+    from dlperf.adaptive.sweep import choose_round
+
+    result = choose_round(_config_sections(args), args.records, args.round, args.out)
+    what = result["stop"] or f"{len(result['chosen'])} configurations"
+    print(f"round {args.round}: {what} -> {args.out}")
+    return 0
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from dlperf.compare import Settings, compare
     from dlperf.compare_render import render
@@ -531,6 +559,12 @@ def build_parser() -> argparse.ArgumentParser:
         "its history/ keeps",
     )
     p.add_argument(
+        "--adaptive-rounds",
+        nargs="*",
+        default=[],
+        help="round files of an adaptive sweep (results/adaptive/round*.json)",
+    )
+    p.add_argument(
         "--figures",
         help="directory for the figures as PNG and SVG (default: figures/ beside --out)",
     )
@@ -615,6 +649,35 @@ def build_parser() -> argparse.ArgumentParser:
         help="re-run fit, validate and report from the archived timings and compare byte for byte",
     )
     p.set_defaults(func=cmd_verify_archive)
+
+    p = sub.add_parser(
+        "adaptive-replay",
+        help="run the adaptive loop on a measured table: what it would have saved",
+    )
+    p.add_argument(
+        "--timings", required=True, nargs="+", help="the measured grid: timings.csv or external CSV"
+    )
+    p.add_argument(
+        "--budget", required=True, type=arg.SHARE, help="share of the grid's runs to use, e.g. 0.35"
+    )
+    p.add_argument("--seed", type=arg.SEED, default=0)
+    p.add_argument("--model-name", default="generic", help="the model the loop fits (generic)")
+    p.add_argument("--initial", type=arg.COUNT, help="configurations per series in round 0 (4)")
+    p.add_argument("--per-round", type=arg.COUNT, help="runs per later round (4)")
+    p.add_argument("--out", required=True, help="directory for rounds.csv and summary.json")
+    p.set_defaults(func=cmd_adaptive_replay)
+
+    p = sub.add_parser(
+        "adaptive-round", help="choose the next round of an adaptive sweep (the workflow's step)"
+    )
+    p.add_argument("records", nargs="*", help="run records of the rounds before")
+    p.add_argument(
+        "--round", type=arg.NON_NEGATIVE, required=True, help="the round to choose (0 = initial)"
+    )
+    p.add_argument("--config", help="workflow config (sweep and adaptive sections)")
+    p.add_argument("--config-json", help="config sections as JSON (what the workflow passes)")
+    p.add_argument("--out", required=True, help="round file to write (JSON)")
+    p.set_defaults(func=cmd_adaptive_round)
 
     p = sub.add_parser(
         "compare",

@@ -76,6 +76,17 @@ def load_all_points(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> p
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 
+def load_runs(paths: Sequence[str | os.PathLike]) -> pd.DataFrame:
+    """Every run (repetitions apart) of one or several timings files, ours or external."""
+    frames = []
+    for path in paths:
+        header = pd.read_csv(path, nrows=0).columns
+        frames.append(
+            tables.read_timings(path) if is_own_timings(header) else read_external_runs(path)
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
 def frameworks_in(path: str | os.PathLike) -> list[str]:
     """The frameworks an external CSV holds (validated as the fit stage will read it)."""
     return sorted(read_external(path)["framework"].unique())
@@ -161,6 +172,11 @@ def _separator_hint(path) -> str:
 
 def read_external(path: str | os.PathLike) -> pd.DataFrame:
     """The external CSV as points (shaped like ``tables.to_points``), or an error naming the fix."""
+    return tables.to_points(read_external_runs(path))
+
+
+def read_external_runs(path: str | os.PathLike) -> pd.DataFrame:
+    """The external CSV as runs: one row per measurement (repetitions apart), checked."""
     try:
         raw = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
     except pd.errors.EmptyDataError:
@@ -240,4 +256,4 @@ def read_external(path: str | os.PathLike) -> pd.DataFrame:
             f"{_rows(duplicated)} repeat the same configuration ({', '.join(keys)}); "
             "remove the duplicates or number repetitions in a 'rep' column",
         )
-    return tables.to_points(frame)
+    return frame

@@ -30,6 +30,7 @@ STAGE_ENTRIES: dict[str, tuple[str, ...]] = {
     "fit": ("dlperf.stages:fit",),
     "validate": ("dlperf.stages:validate",),
     "report": ("dlperf.stages:report",),
+    "adaptive": ("dlperf.adaptive.sweep:choose_round",),
 }
 
 #: The benchmark of every framework: the driver (in the workflow's environment) and the worker

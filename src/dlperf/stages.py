@@ -107,11 +107,38 @@ def report(
     out_html: PathLike,
     figures_dir: PathLike | None = None,
     results_dir: PathLike | None = None,
+    adaptive_round_files: Sequence[PathLike] = (),
 ) -> list[Path]:
     from dlperf.report.page import build_report
     from dlperf.report.study import Study
 
     study = Study.from_files(
-        timings_csv, failures_csv, model_files, summary_csv, prediction_csvs, config, results_dir
+        timings_csv,
+        failures_csv,
+        model_files,
+        summary_csv,
+        prediction_csvs,
+        config,
+        results_dir,
+        adaptive_round_files,
     )
     return build_report(study, Path(out_html), Path(figures_dir) if figures_dir else None)
+
+
+def adaptive_replay(
+    timings_csv: PathLike | Sequence[PathLike],
+    budget: float,
+    settings: dict,
+    out_dir: PathLike,
+) -> dict:
+    """The adaptive loop on a measured grid: ``rounds.csv`` and ``summary.json`` in ``out_dir``."""
+    from dlperf.adaptive.loop import AdaptiveSettings
+    from dlperf.adaptive.replay import replay
+    from dlperf.external import load_runs
+
+    paths = [timings_csv] if isinstance(timings_csv, (str, os.PathLike)) else list(timings_csv)
+    rounds, summary = replay(load_runs(paths), budget, AdaptiveSettings.from_config(settings))
+    out = Path(out_dir)
+    tables.write_csv(rounds, out / "rounds.csv")
+    atomic_write_json(out / "summary.json", summary)
+    return summary

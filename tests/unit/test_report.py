@@ -13,6 +13,7 @@ from dlperf import stages
 from dlperf.io import atomic_write_json
 from dlperf.report import figures
 from dlperf.report import tables as report_tables
+from dlperf.report.page import build_report
 
 SYNTHETIC = Path(__file__).resolve().parents[1] / "report" / "synthetic.py"
 
@@ -356,3 +357,48 @@ def test_extrapolated_plans_and_failed_runs_are_warned_about(data):
 
 def test_the_page_counts_the_superseded_records(report):
     assert "superseded run records kept in results/history: <code>1</code>" in report[0].read_text()
+
+
+def test_adaptive_rounds_show_what_each_round_measured_and_why(data, tmp_path):
+    from dlperf.report import sections
+
+    plain = synthetic.study(data)
+    assert sections.adaptive(plain) == []  # no section for a full grid
+    run = {"framework": "pytorch", "network": "mlp", "device": "cpu", "nodes": 1}
+    rounds = (
+        {
+            "round": 0,
+            "runs_before": 0,
+            "widest_interval": None,
+            "kfold_mape": None,
+            "stop": None,
+            "chosen": [
+                {
+                    **run,
+                    "procs": 1,
+                    "batch_size": 8,
+                    "data_size": 1024,
+                    "rep": 0,
+                    "reason": "initial space-filling design",
+                }
+            ],
+        },
+        {
+            "round": 1,
+            "runs_before": 1,
+            "widest_interval": 0.4,
+            "kfold_mape": 12.5,
+            "stop": "the budget is spent",
+            "chosen": [],
+        },
+    )
+    study = dataclasses.replace(plain, adaptive_rounds=rounds)
+    (section,) = sections.adaptive(study)
+    html = "".join(str(block) for block in section.blocks)
+    assert section.title == "Adaptive rounds"
+    assert "initial space-filling design" in html and "the budget is spent" in html
+    assert 'id="adaptive-rounds"' in html and 'id="adaptive-chosen"' in html
+    with synthetic.test_model_registered():
+        page = build_report(study, tmp_path / "index.html")
+    text = (tmp_path / "index.html").read_text()
+    assert 'href="#adaptive"' in text and page

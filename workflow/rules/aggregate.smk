@@ -3,7 +3,11 @@
 
 rule aggregate:
     input:
-        records=[dlperf.config.run_record_path(run) for run in RUNS],
+        records=(
+            adaptive_measured_records
+            if config["adaptive"]["enabled"]
+            else [dlperf.config.run_record_path(run) for run in RUNS]
+        ),
     output:
         timings="results/timings.csv",
         parquet="results/timings.parquet",

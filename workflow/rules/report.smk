@@ -8,6 +8,7 @@ rule report:
         models=expand("results/models/{framework}.json", framework=MODELLED),
         summary="results/validation/summary.csv",
         predictions=expand("results/validation/{framework}.csv", framework=MODELLED),
+        rounds=adaptive_round_files if config["adaptive"]["enabled"] else [],
     output:
         html=report(
             "results/report/index.html",
@@ -38,4 +39,5 @@ rule report:
         "--models {input.models} --summary {input.summary} --predictions {input.predictions} "
         "--config-json {params.settings:q} --out {output.html} --figures {output.figures} "
         "--results results "
+        "--adaptive-rounds {input.rounds} "
         "> {log} 2>&1"

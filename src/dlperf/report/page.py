@@ -23,6 +23,7 @@ from .template import PAGE
 PARTS: tuple[Callable[[Study], list[Section]], ...] = (
     summary,
     sections.accuracy,
+    sections.adaptive,
     sections.frameworks,
     sections.resources,
     sections.failures,

@@ -75,6 +75,64 @@ def accuracy(study: Study) -> list[Section]:
     return [errors, ranking]
 
 
+def adaptive(study: Study) -> list[Section]:
+    """The rounds of an adaptive sweep: what each measured, why, and how sure the models were."""
+    if not study.adaptive_rounds:
+        return []
+    rounds = pd.DataFrame(
+        [
+            {
+                "round": r["round"],
+                "runs before": r["runs_before"],
+                "runs chosen": len(r["chosen"]),
+                "widest interval before": r["widest_interval"],
+                "k-fold MAPE before (%)": r["kfold_mape"],
+                "stop": r["stop"] or "",
+            }
+            for r in study.adaptive_rounds
+        ]
+    )
+    chosen = pd.DataFrame(
+        [{"round": r["round"], **run} for r in study.adaptive_rounds for run in r["chosen"]],
+        columns=[
+            "round",
+            "framework",
+            "network",
+            "nodes",
+            "procs",
+            "batch_size",
+            "data_size",
+            "rep",
+            "reason",
+        ],
+    )
+    return [
+        Section(
+            "adaptive",
+            "Adaptive rounds",
+            [
+                paragraph(
+                    "The sweep was measured in rounds (docs/adaptive.md): round 0 is a "
+                    "space-filling design, each later round the runs where the model's "
+                    "prediction interval was widest, the models disagreed most or a level was "
+                    "never measured. Per round: the runs measured before it, the widest "
+                    "prediction interval over the unmeasured grid (relative to the prediction) "
+                    "and the model's grouped k-fold error on what was measured before it; the "
+                    "last round says why the sweep stopped."
+                ),
+                table(rounds, left={"stop"}, ident="adaptive-rounds"),
+                Markup("<h3>Runs chosen, and why</h3>"),
+                table(
+                    chosen,
+                    left={"framework", "network", "reason"},
+                    ident="adaptive-chosen",
+                ),
+            ],
+            teaser=f"{len(rounds)} rounds, {len(chosen)} runs chosen",
+        )
+    ]
+
+
 def fitted_curves(study: Study, framework: str, network: str) -> tuple[dict[str, Curve], list]:
     """Every fitted model's curve, and why the others have none."""
     info = study.artifacts[framework]["networks"][network]

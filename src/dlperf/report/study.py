@@ -11,6 +11,7 @@ import pandas as pd
 
 from dlperf import tables
 from dlperf.history import count_superseded
+from dlperf.io import read_json
 from dlperf.models.artifact_check import load_artifact
 
 PathLike = str | os.PathLike
@@ -28,6 +29,8 @@ class Study:
     # Run records measured again on purpose whose old version results/history keeps (None: the
     # report was not told where the study's results are).
     superseded_records: int | None = None
+    # The rounds of an adaptive sweep (results/adaptive/round{r}.json), in order; empty otherwise.
+    adaptive_rounds: tuple[dict, ...] = ()
 
     @classmethod
     def from_files(
@@ -39,6 +42,7 @@ class Study:
         prediction_csvs: Sequence[PathLike],
         config: dict,
         results_dir: PathLike | None = None,
+        adaptive_round_files: Sequence[PathLike] = (),
     ) -> Study:
         from dlperf.external import is_own_timings, load_all_points
 
@@ -72,6 +76,9 @@ class Study:
             predictions=held_out,
             config=config,
             superseded_records=count_superseded(results_dir) if results_dir else None,
+            adaptive_rounds=tuple(
+                sorted((read_json(p) for p in adaptive_round_files), key=lambda r: r["round"])
+            ),
         )
 
     def networks(self) -> list[tuple[str, str]]:
