@@ -172,7 +172,7 @@ class GenericModel(PerformanceModel):
             term = TERMS[name]
             value = term.feature(x).astype(float)
             if term.uses_exponent:
-                value = value**exponent
+                value = value * x.b ** (exponent - 1.0)
             if self.capabilities.across_networks and term.intrinsic:
                 value = value * self._intrinsic(frame, term.intrinsic)
             cols[name] = iters * value if term.per_iteration else value

@@ -15,19 +15,62 @@ Array = np.ndarray
 
 @dataclass(frozen=True)
 class Extrinsic:
-    """The configuration of each row as float arrays."""
+    """The configuration of each row as float arrays.
+
+    ``core_slowdown`` is how much slower a worker computes than with all of its node's cores:
+    cores / min(threads, cores / workers-per-node), from the ``threads_per_worker`` and
+    ``cores_per_node`` columns of CPU rows; 1 where they are absent or the device is not the
+    CPU (a worker with its own device). ``servers`` is the number of parameter servers
+    (column ``ps_servers``; dlperf's MXNet runs start one)."""
 
     p: Array
     n: Array
     b: Array
+    core_slowdown: Array | None = None
+    servers: Array | None = None
 
     @classmethod
     def of(cls, frame: pd.DataFrame) -> Extrinsic:
+        p = frame["procs"].to_numpy(float)
+        n = frame["nodes"].to_numpy(float)
         return cls(
-            frame["procs"].to_numpy(float),
-            frame["nodes"].to_numpy(float),
+            p,
+            n,
             frame["batch_size"].to_numpy(float),
+            core_slowdown(frame, p / n),
+            _column(frame, "ps_servers", 1.0),
         )
+
+    def slowdown(self) -> Array:
+        return np.ones_like(self.p) if self.core_slowdown is None else self.core_slowdown
+
+    def workers_per_server(self) -> Array:
+        servers = np.ones_like(self.p) if self.servers is None else self.servers
+        return self.p / servers
+
+
+def _column(frame: pd.DataFrame, name: str, default: float) -> Array:
+    if name not in frame.columns:
+        return np.full(len(frame), default)
+    values = pd.to_numeric(frame[name], errors="coerce").to_numpy(float)
+    return np.where(np.isfinite(values) & (values > 0), values, default)
+
+
+def core_slowdown(frame: pd.DataFrame, per_node: Array) -> Array:
+    """cores / min(threads, cores / workers per node) on CPU rows, else 1.
+
+    Threads beyond a worker's share of the cores do not run at once, so its effective cores are
+    min(threads, cores / workers per node); the reference is a worker with every core."""
+    threads = _column(frame, "threads_per_worker", np.nan)
+    cores = _column(frame, "cores_per_node", np.nan)
+    on_cpu = (
+        frame["device"].astype(str).eq("cpu").to_numpy()
+        if "device" in frame.columns
+        else np.zeros(len(frame), bool)
+    )
+    effective = np.minimum(threads, cores / per_node)
+    slowdown = np.where(on_cpu & np.isfinite(effective), cores / effective, 1.0)
+    return np.maximum(slowdown, 1.0)
 
 
 @dataclass(frozen=True)
@@ -37,7 +80,8 @@ class Term:
     formula: str
     per_iteration: bool  # multiplied by I(p, b, d), or paid once per epoch
     description: str
-    feature: Callable[[Extrinsic], Array]  # value at unit constant; compute takes b^a apart
+    # Value at unit constant (a = 1); with uses_exponent its b becomes b^a: feature * b^(a-1).
+    feature: Callable[[Extrinsic], Array]
     uses_exponent: bool = False
     # Across networks: the per-network feature this term scales with (a timings column).
     intrinsic: str | None = None
@@ -115,6 +159,37 @@ TERMS: dict[str, Term] = {
             "per-sample host work (data loading, copies) apart from the compute curve",
             lambda x: x.b,
         ),
+        # The physics of data-parallel training beyond the ring all-reduce (issue 15); each
+        # has its own constant, so the fit (or the term list) can switch it off.
+        Term(
+            "core_share",
+            "c8",
+            "c8*b^a*(s-1)",
+            True,
+            "slower compute of a worker sharing the node's cores: s = cores/min(threads, "
+            "cores/(p/n)) on the CPU, s = 1 with its own device",
+            lambda x: x.b * (x.slowdown() - 1.0),
+            uses_exponent=True,
+            intrinsic="flops_per_sample",
+        ),
+        Term(
+            "ps_sync",
+            "c9",
+            "c9*[p>1]*p/S",
+            True,
+            "parameter-server traffic (MXNet dist_sync): each of S servers receives and sends "
+            "every worker's gradient",
+            lambda x: (x.p > 1) * x.workers_per_server(),
+            intrinsic="param_count",
+        ),
+        Term(
+            "internode_scaling",
+            "c10",
+            "c10*ceil(log2 n)",
+            True,
+            "inter-node exchange that grows with the node count (tree stage between nodes)",
+            lambda x: np.ceil(np.log2(x.n)),
+        ),
     )
 }
 DEFAULT_TERMS = ["fixed", "overhead", "compute", "allreduce_bw", "allreduce_lat", "internode"]
@@ -122,9 +197,12 @@ DEFAULT_TERMS = ["fixed", "overhead", "compute", "allreduce_bw", "allreduce_lat"
 # explains the time physically (compute before overhead, communication before fixed).
 IDENTIFY_ORDER = [
     "compute",
+    "core_share",
     "allreduce_bw",
     "allreduce_lat",
     "internode",
+    "internode_scaling",
+    "ps_sync",
     "sync_linear",
     "overhead",
     "per_sample",
