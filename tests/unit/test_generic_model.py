@@ -44,9 +44,9 @@ def test_recovers_noise_free_data():
     measured = points["epoch_time_s"].to_numpy()
     ape = np.abs(model.predict(points) - measured) / measured
     assert ape.max() < 0.02
-    assert model.exponent == pytest.approx(0.9, abs=0.1)
+    assert model.exponent_ == pytest.approx(0.9, abs=0.1)
     # The inter-node term has no support on one node: it is reported, not guessed.
-    assert "internode" in model.inactive
+    assert "internode" in model.identification_.inactive
 
 
 def test_l1_penalty_switches_off_an_unsupported_term():
@@ -66,7 +66,7 @@ def test_l1_penalty_switches_off_an_unsupported_term():
 def test_terms_are_configurable():
     points = synthetic_points(c3=0.0, c0=0.0)
     model = GenericModel(terms=["overhead", "compute"], **FAST, seed=0).fit(points)
-    assert set(model.values) == {"overhead", "compute"}
+    assert set(model.values_) == {"overhead", "compute"}
     assert formula_text(["overhead", "compute"]) == "T = ceil(d/(p*b)) * (c1 + c2*b^a)"
     with pytest.raises(ValueError, match="unknown generic-model term"):
         GenericModel(terms=["overhead", "gpu_magic"])

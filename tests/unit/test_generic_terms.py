@@ -70,10 +70,10 @@ def test_generic_model_attributes_shared_cores_to_core_share_not_to_all_reduce()
     terms = ["overhead", "compute", "allreduce_bw", "core_share"]
     with_share = make_model("generic", {"terms": terms, "lambdas": [0.0]}, seed=0).fit(frame)
     without = make_model("generic", {"terms": terms[:3], "lambdas": [0.0]}, seed=0).fit(frame)
-    assert with_share.train_mape < 0.1
-    assert without.train_mape > 10 * with_share.train_mape
-    np.testing.assert_allclose(with_share.values["core_share"], 2e-4, rtol=0.05)
-    np.testing.assert_allclose(with_share.values["allreduce_bw"], 1e-3, rtol=0.05)
+    assert with_share.train_mape_ < 0.1
+    assert without.train_mape_ > 10 * with_share.train_mape_
+    np.testing.assert_allclose(with_share.values_["core_share"], 2e-4, rtol=0.05)
+    np.testing.assert_allclose(with_share.values_["allreduce_bw"], 1e-3, rtol=0.05)
 
 
 def test_points_carry_the_cores_setting():

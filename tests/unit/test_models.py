@@ -75,9 +75,9 @@ def test_generic_recovers_the_constants_of_noise_free_data():
     frame = points(noise=0.0)
     model = make_model("generic", {"lambdas": [0.0]}, seed=0).fit(frame)
     assert mape(model, frame) < 0.5
-    assert model.exponent == pytest.approx(EXPONENT, abs=0.05)
+    assert model.exponent_ == pytest.approx(EXPONENT, abs=0.05)
     for term in ("fixed", "allreduce_bw", "allreduce_lat", "internode"):
-        assert model.values[term] == pytest.approx(TRUE[term], rel=0.15), term
+        assert model.values_[term] == pytest.approx(TRUE[term], rel=0.15), term
 
 
 def test_generic_switches_off_terms_the_data_do_not_support():
@@ -94,38 +94,42 @@ def test_generic_leaves_out_a_term_that_is_collinear_with_another():
     # One batch size and I constant: compute, overhead and fixed cannot be told apart.
     frame = points(batches=(32,), datas=(32 * 16 * 10,), procs=(1, 2, 4, 8, 16))
     model = GenericModel(seed=0).fit(frame)
-    assert "overhead" in model.inactive and "fixed" in model.inactive
-    assert "compute" not in model.inactive
-    assert not model.exponent_fitted and model.exponent == 1.0
+    assert (
+        "overhead" in model.identification_.inactive and "fixed" in model.identification_.inactive
+    )
+    assert "compute" not in model.identification_.inactive
+    assert not model.identification_.exponent_fitted and model.exponent_ == 1.0
 
 
 def test_generic_keeps_a_residual_degree_of_freedom():
     frame = points(procs=(1, 2, 4), batches=(32,), datas=(32 * 4 * 10,))
     model = GenericModel(seed=0).fit(frame)
-    assert len(model._active()) < len(frame)
+    assert len(model.identification_.active) < len(frame)
 
 
 def test_l1_penalty_shrinks_constants():
     frame = points(seed=3, noise=0.03)
     free = GenericModel(lambdas=[0.0], seed=0).fit(frame)
     strong = GenericModel(lambdas=[1.0], seed=0).fit(frame)
-    scaled = lambda m: sum(m.values[t] / m.scales[t] for t in m._active())  # noqa: E731
+    scaled = lambda m: sum(  # noqa: E731
+        m.values_[t] / m.identification_.scales[t] for t in m.identification_.active
+    )
     assert scaled(strong) < scaled(free)
     assert strong.switched_off()
 
 
 def test_lambda_is_chosen_by_inner_cross_validation():
     model = GenericModel(lambdas=[0.0, 1e-3, 1.0], seed=0).fit(points(noise=0.02))
-    assert set(model.inner_cv_mape) == {"0.0", "0.001", "1.0"}
-    assert model.lam in (0.0, 1e-3)  # a weight of 1 wrecks the fit and cannot win
+    assert set(model.inner_cv_mape_) == {"0.0", "0.001", "1.0"}
+    assert model.lam_ in (0.0, 1e-3)  # a weight of 1 wrecks the fit and cannot win
 
 
 def test_terms_come_from_configuration():
     frame = points(datas=(4096,))
     dropped = GenericModel(terms=["overhead", "compute", "allreduce_bw"], seed=0).fit(frame)
-    assert list(dropped.values) == ["overhead", "compute", "allreduce_bw"]
+    assert list(dropped.values_) == ["overhead", "compute", "allreduce_bw"]
     added = GenericModel(terms=[*GenericModel().terms, "sync_linear"], seed=0).fit(frame)
-    assert "sync_linear" in added.values and "c6*(p-1)" in added.formula()
+    assert "sync_linear" in added.values_ and "c6*(p-1)" in added.formula()
     with pytest.raises(ValueError, match="unknown generic-model term"):
         GenericModel(terms=["bogus"])
 
@@ -155,8 +159,8 @@ def test_generic_across_networks_scales_with_flops_and_parameters():
     both = pd.concat(frames, ignore_index=True)
     model = make_model("generic_xnet", seed=0).fit(both)
     assert mape(model, both) < 2.0
-    assert model.values["compute"] == pytest.approx(2e-10, rel=0.1)
-    assert set(model.network_features) == {"small", "large"}
+    assert model.values_["compute"] == pytest.approx(2e-10, rel=0.1)
+    assert set(model.network_features_) == {"small", "large"}
     # Without F and W the across-network model cannot be fitted, and says why.
     with pytest.raises(InsufficientData, match="flops_per_sample"):
         make_model("generic_xnet", seed=0).fit(points())

@@ -13,80 +13,37 @@ search and terms the penalty drives to zero are reported as switched off.
 ``generic_xnet`` is the same model fitted across networks: the compute term
 scales with FLOPs per sample F and the gradient-exchange terms with the
 parameter count W, so one set of constants covers every network of a framework.
+
+The model is split by job (docs/model.md): the terms and their columns (:mod:`.terms`), which
+terms the data identify (:mod:`.identify`), the fit at one penalty weight (:mod:`.fit`, exactly
+solved constants in :mod:`.projection`) and the penalty's choice (:mod:`.penalty`). This module
+holds the estimator: its parameters, the order of those steps, and the fitted result with its
+breakdown (``term_seconds``) and artifact entry.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import differential_evolution, lsq_linear, nnls
 
-from dlperf.folds import kfold_indices
-
-from .base import TARGET, Capabilities, InsufficientData, PerformanceModel, iterations
-from .terms import DEFAULT_TERMS, IDENTIFY_ORDER, TERMS, Extrinsic, formula_text
+from .base import TARGET, Capabilities, InsufficientData, PerformanceModel
+from .fit import ExponentSearch, Solution, fit_at_lambda
+from .identify import Identification, identify
+from .penalty import choose_lambda
+from .terms import DEFAULT_TERMS, TERMS, TermColumns, formula_text, intrinsic_values
 
 Array = np.ndarray
-
 
 DEFAULT_LAMBDAS = [0.0, 1e-4, 1e-3, 1e-2]
 
 
-@dataclass(frozen=True)
-class ConstantsForExponent:
-    """The fit's cost at a fixed exponent a, minimised exactly over the constants.
-
-    cost(c, a) = mean((sum_i c_i col_i(a) / T - 1)^2) + lam * sum(c_i / s_i), 0 <= c_i <= upper_i.
-    In scaled constants u = c / s the columns are M = col * s / T and the cost is
-    (1/n) |M u - 1|^2 + lam * sum(u). On u >= 0 the penalty is linear, so the cost equals
-    (1/n) |M u - z|^2 plus a constant, with M^T z = M^T 1 - (n lam / 2) 1: one non-negative
-    least-squares problem (bounded least squares when a constant would pass its upper bound).
-    """
-
-    static: Array  # (rows, terms): every column at a = 1 over the measured time
-    batch: Array  # b per row; the exponent's columns are multiplied by b^(a-1)
-    bent: list[int]  # which columns carry b^a
-    scales: Array
-    upper: Array
-    lam: float
-
-    def _matrix(self, exponent: float) -> Array:
-        matrix = self.static * self.scales
-        if self.bent:
-            matrix[:, self.bent] *= (self.batch ** (exponent - 1.0))[:, None]
-        return matrix
-
-    def _scaled(self, exponent: float) -> tuple[Array, Array]:
-        """(u, cost) at the exponent: the exact minimiser in scaled constants and its cost."""
-        matrix = self._matrix(exponent)
-        rows = matrix.shape[0]
-        goal = np.ones(rows)
-        if self.lam > 0:
-            # z = 1 - M y with (M^T M) y = (n lam / 2) 1; lstsq keeps it defined if M^T M is
-            # singular.
-            shift = np.full(matrix.shape[1], rows * self.lam / 2.0)
-            goal = goal - matrix @ np.linalg.lstsq(matrix.T @ matrix, shift, rcond=None)[0]
-        u = nnls(matrix, goal)[0]
-        upper = self.upper / self.scales
-        if np.any(u > upper):
-            u = lsq_linear(matrix, goal, bounds=(0.0, upper), method="bvls").x
-        cost = np.mean((matrix @ u - 1.0) ** 2) + self.lam * np.sum(u)
-        return u, float(cost)
-
-    def cost(self, exponents: Array) -> Array:
-        """Vectorised over candidate exponents: shape (1,) or (1, S)."""
-        single = exponents.ndim == 1
-        values = np.array([self._scaled(a)[1] for a in np.atleast_2d(exponents)[0]])
-        return values[0] if single else values
-
-    def constants(self, exponent: float) -> Array:
-        return self._scaled(exponent)[0] * self.scales
-
-
 class GenericModel(PerformanceModel):
+    """Fitted attributes (scikit-learn style, set by ``fit`` or ``from_dict``): ``values_``
+    (constant per term), ``exponent_``, ``lam_``, ``identification_``, ``inner_cv_mape_``,
+    ``train_mape_`` and ``network_features_``."""
+
     name = "generic"
     description = "generic model: c0 + I*(overhead + compute b^a + all-reduce + inter-node), DE fit"
     min_points = 3
@@ -120,270 +77,73 @@ class GenericModel(PerformanceModel):
         self.tol = float(tol)
         self.bootstrap = int(bootstrap)
         self.seed = int(seed)
-        # fitted state
-        self.values: dict[str, float] = {}
-        self.bounds: dict[str, tuple[float, float]] = {}
-        self.scales: dict[str, float] = {}
-        self.inactive: dict[str, str] = {}
-        self.exponent = 1.0
-        self.exponent_fitted = True
-        self.lam = 0.0
-        self.inner_cv_mape: dict[str, float] = {}
-        self.train_mape = math.nan
-        self.network_features: dict[str, dict[str, float]] = {}
-
-    def settings(self) -> dict:
-        return {**self.get_params(), "exponent_bounds": list(self.exponent_bounds)}
 
     def refit_params(self) -> dict:
         """Refits keep the penalty weight this fit chose (no inner cross-validation)."""
-        return {**self.get_params(), "lambdas": [self.lam]}
+        return {**self.get_params(), "lambdas": [self.lam_]}
 
-    # -- features ---------------------------------------------------------------------------
+    def _search(self) -> ExponentSearch:
+        return ExponentSearch(self.exponent_bounds, self.popsize, self.maxiter, self.tol)
 
-    def _intrinsic(self, frame: pd.DataFrame, column: str) -> Array:
-        """Per-row network feature (F or W); missing values are filled from the fitted networks."""
-        values = (
-            pd.to_numeric(frame[column], errors="coerce").to_numpy(float)
-            if column in frame.columns
-            else np.full(len(frame), np.nan)
-        )
-        if np.isnan(values).any() and "network" in frame.columns and self.network_features:
-            known = (
-                frame["network"]
-                .map(lambda net: self.network_features.get(net, {}).get(column, np.nan))
-                .to_numpy(float)
-            )
-            values = np.where(np.isnan(values), known, values)
-        if np.isnan(values).any() or (values <= 0).any():
-            raise InsufficientData(
-                f"{self.name} needs a positive {column} for every row (across-network fits scale "
-                "terms by it); add the column to the timings table or fit per network with "
-                "'generic'"
-            )
-        return values
-
-    def _columns(self, frame: pd.DataFrame, exponent: float) -> dict[str, Array]:
-        """Seconds per unit constant of every term at every row."""
-        x = Extrinsic.of(frame)
-        iters = iterations(frame)
-        cols = {}
-        for name in self.terms:
-            term = TERMS[name]
-            value = term.feature(x).astype(float)
-            if term.uses_exponent:
-                value = value * x.b ** (exponent - 1.0)
-            if self.capabilities.across_networks and term.intrinsic:
-                value = value * self._intrinsic(frame, term.intrinsic)
-            cols[name] = iters * value if term.per_iteration else value
-        return cols
+    def _columns(self, network_features: dict | None = None) -> TermColumns:
+        known = self.network_features_ if network_features is None else network_features
+        return TermColumns(tuple(self.terms), self.capabilities.across_networks, known)
 
     # -- fitting ------------------------------------------------------------------------------
 
-    def _prepare(self, frame: pd.DataFrame) -> None:
-        """Which terms the data identify, whether the exponent is fitted, bounds and scales."""
-        target = frame[TARGET].to_numpy(float)
-        self.inactive, self.bounds, self.scales = {}, {}, {}
-        at_one = self._columns(frame, 1.0)
-        kept: list[str] = []
-        for name in sorted(self.terms, key=IDENTIFY_ORDER.index):
-            col = at_one[name]
-            if not np.any(col > 0):
-                self.inactive[name] = "not identifiable: its feature is zero at every point"
-                continue
-            # A column inside the span of the kept ones cannot be told apart from them.
-            basis = np.column_stack([at_one[k] for k in kept] + [col]) / target[:, None]
-            basis = basis / np.linalg.norm(basis, axis=0)
-            if np.linalg.matrix_rank(basis, tol=1e-8) <= len(kept):
-                self.inactive[name] = (
-                    "not identifiable: at the measured points it varies like "
-                    f"{' + '.join(kept)}, which carries its time"
-                )
-                continue
-            kept.append(name)
-        self.exponent_fitted = self._exponent_identifiable(frame)
-        self._keep_degrees_of_freedom(len(frame))
-        lo_a, hi_a = self.exponent_bounds
-        exponents = (lo_a, hi_a, 1.0) if self.exponent_fitted else (1.0,)
-        # Columns at each exponent computed once for all terms (they dominated refit time).
-        at_exponent = [at_one if a == 1.0 else self._columns(frame, a) for a in exponents]
-        for name in self._active():
-            ratios = []
-            for cols in at_exponent:
-                c = cols[name]
-                ratios.append(target[c > 0] / c[c > 0])
-            self.bounds[name] = (0.0, float(max(r.max() for r in ratios)))
-            self.scales[name] = float(np.median(ratios[-1]))
-
-    def _keep_degrees_of_freedom(self, n_points: int) -> None:
-        """Never interpolate: as many free constants as points fits noise and extrapolates badly,
-        so the least-priority terms are left out until one residual degree of freedom remains."""
-        while len(self._active()) > 1 and len(self._active()) + self.exponent_fitted >= n_points:
-            if self.exponent_fitted:
-                self.exponent_fitted = False
-                continue
-            drop = max(self._active(), key=IDENTIFY_ORDER.index)
-            self.inactive[drop] = (
-                f"left out: {n_points} measured points support fewer constants "
-                "(one residual degree of freedom is kept)"
-            )
-
-    def _exponent_identifiable(self, frame: pd.DataFrame) -> bool:
-        uses = any(TERMS[t].uses_exponent for t in self._active())
-        return uses and frame["batch_size"].nunique() >= 3
-
-    def _active(self) -> list[str]:
-        return [t for t in self.terms if t not in self.inactive]
-
-    def _projection(self, frame: pd.DataFrame, lam: float) -> ConstantsForExponent:
-        """The fit's cost with the constants solved exactly for each exponent."""
-        target = frame[TARGET].to_numpy(float)
-        active = self._active()
-        at_one = self._columns(frame, 1.0)
-        return ConstantsForExponent(
-            static=np.column_stack([at_one[t] for t in active]) / target[:, None],
-            batch=frame["batch_size"].to_numpy(float),
-            bent=[i for i, t in enumerate(active) if TERMS[t].uses_exponent],
-            scales=np.array([self.scales[t] for t in active]),
-            upper=np.array([self.bounds[t][1] for t in active]),
-            lam=lam,
-        )
-
-    def _search(
-        self,
-        frame: pd.DataFrame,
-        lam: float,
-        seed: int,
-        cheap: bool = False,
-        warm: tuple[dict[str, float], float] | None = None,
-    ) -> Array:
-        """The constants and (when fitted) the exponent a minimising the cost.
-
-        Variable projection: for a fixed a the cost is a non-negative least-squares problem in
-        the constants (the L1 term is linear on c >= 0), solved exactly; differential evolution
-        searches a alone, inside its bounds. ``warm`` (constants by term, exponent) seeds the
-        population around a known solution for quick refits."""
-        projection = self._projection(frame, lam)
-        if not self.exponent_fitted:
-            return projection.constants(1.0)
-        popsize = max(5, self.popsize // 2) if cheap else self.popsize
-        init: str | Array = "latinhypercube"
-        if warm is not None:
-            init = self._population(warm[1], popsize, seed)
-        result = differential_evolution(
-            projection.cost,
-            [self.exponent_bounds],
-            seed=seed,
-            # Inner-CV and bootstrap refits start near a solution and only rank lambdas or
-            # spread the constants: fewer members and generations and no polish keep them cheap.
-            popsize=popsize,
-            maxiter=self._generations(cheap, warm is not None),
-            tol=self.tol * 100 if cheap else self.tol,
-            init=init,
-            polish=not cheap,
-            vectorized=True,
-            updating="deferred",
-        )
-        exponent = float(np.clip(result.x[0], *self.exponent_bounds))
-        return np.append(projection.constants(exponent), exponent)
-
-    def _generations(self, cheap: bool, warm: bool) -> int:
-        if cheap:
-            return max(20, self.maxiter // 8)
-        return max(40, self.maxiter // 4) if warm else self.maxiter
-
-    def _population(self, exponent: float, members: int, seed: int) -> Array:
-        """Members scattered (x e^N(0, 0.1)) around the warm exponent, inside its bounds."""
-        lo, hi = self.exponent_bounds
-        rng = np.random.default_rng(seed)
-        spread = exponent * rng.lognormal(0.0, 0.1, size=(max(members, 5), 1))
-        spread[0] = exponent
-        return np.clip(spread, lo, hi)
-
-    def _set_solution(self, x: Array, lam: float) -> None:
-        active = self._active()
-        self.values = {t: 0.0 for t in self.terms}
-        self.values.update({t: float(v) for t, v in zip(active, x[: len(active)], strict=True)})
-        self.exponent = float(x[len(active)]) if self.exponent_fitted else 1.0
-        self.lam = float(lam)
-
-    def _choose_lambda(self, frame: pd.DataFrame, seed: int, warm) -> float:
-        """Inner k-fold over the training points; the largest weight within 2% of the best error."""
-        if len(self.lambdas) == 1:
-            self.inner_cv_mape = {}
-            return float(self.lambdas[0])
-        if len(frame) < 2 * self.inner_folds:
-            self.inner_cv_mape = {}
-            return float(min(self.lambdas))
-        splits = kfold_indices(len(frame), self.inner_folds, seed)
-        measured = frame[TARGET].to_numpy(float)
-        scores = {}
-        for lam in self.lambdas:
-            errors = []
-            for train, test in splits:
-                inner = self._clone(lambdas=[lam])
-                subset = frame.iloc[train].reset_index(drop=True)
-                inner._fit_fixed_lambda(subset, seed, cheap=True, warm=warm)
-                pred = inner.predict(frame.iloc[test])
-                errors.append(np.abs(pred - measured[test]) / measured[test])
-            scores[lam] = float(np.mean(np.concatenate(errors)) * 100)
-        self.inner_cv_mape = {repr(k): v for k, v in scores.items()}
-        best = min(scores.values())
-        return float(max(lam for lam, s in scores.items() if s <= best * 1.02 + 1e-9))
-
-    def _clone(self, **overrides) -> GenericModel:
-        settings = {**self.settings(), **overrides}
-        clone = type(self)(**settings)
-        clone.network_features = self.network_features
-        return clone
-
-    def _check(self, frame: pd.DataFrame) -> pd.DataFrame:
+    def fit(self, frame: pd.DataFrame) -> GenericModel:
         self.check_enough(frame)
         frame = frame.reset_index(drop=True)
         if (frame[TARGET] <= 0).any():
             raise InsufficientData("epoch times must be positive to fit relative errors")
-        return frame
-
-    def _fit_fixed_lambda(
-        self, frame: pd.DataFrame, seed: int, cheap: bool = False, warm=None
-    ) -> None:
-        self._prepare(frame)
-        if not self._active():
-            raise InsufficientData("no term of the generic model is identifiable from these points")
-        lam = self.lambdas[0]
-        self._set_solution(self._search(frame, lam, seed, cheap, warm), lam)
-
-    def fit(self, frame: pd.DataFrame) -> GenericModel:
         seed = self.seed
-        frame = self._check(frame)
-        if self.capabilities.across_networks:
-            self._remember_networks(frame)
-        self._prepare(frame)
-        if not self._active():
-            raise InsufficientData("no term of the generic model is identifiable from these points")
+        columns = self._columns(self._networks(frame))
+        search = self._search()
+        identification = identify(frame, columns, search.bounds)
         # A full global search with the weakest penalty first; the inner-CV refits and the
         # search with the chosen penalty start from its solution.
         weakest = float(min(self.lambdas))
-        self._set_solution(self._search(frame, weakest, seed), weakest)
-        warm = (dict(self.values), self.exponent)
-        lam = self._choose_lambda(frame, seed, warm)
+        solution = fit_at_lambda(
+            frame, columns, search, weakest, seed, identification=identification
+        )
+        warm = solution.exponent
+
+        def fit_inner(train: pd.DataFrame, lam: float):
+            inner = fit_at_lambda(train, columns, search, lam, seed, cheap=True, warm_exponent=warm)
+            return lambda rows: inner.predict(rows, columns)
+
+        lam, inner_cv_mape = choose_lambda(frame, self.lambdas, self.inner_folds, seed, fit_inner)
         if lam != weakest:
-            self._prepare(frame)
-            self._set_solution(self._search(frame, lam, seed, warm=warm), lam)
+            solution = fit_at_lambda(
+                frame, columns, search, lam, seed, warm_exponent=warm, identification=identification
+            )
+        self._set_fitted(solution, columns.network_features, inner_cv_mape)
         measured = frame[TARGET].to_numpy(float)
-        self.train_mape = float(np.mean(np.abs(self.predict(frame) - measured) / measured) * 100)
+        self.train_mape_ = float(np.mean(np.abs(self.predict(frame) - measured) / measured) * 100)
         return self
 
-    def _remember_networks(self, frame: pd.DataFrame) -> None:
-        """F and W of every network seen, so predict needs only the network's name."""
-        self.network_features = {}
-        if "network" not in frame.columns:
-            return
-        for network, group in frame.groupby("network", sort=True):
-            self.network_features[str(network)] = {
-                column: float(self._intrinsic(group, column)[0])
+    def _set_fitted(
+        self, solution: Solution, network_features: dict, inner_cv_mape: dict[str, float]
+    ) -> None:
+        self.identification_ = solution.identification
+        self.values_ = dict(solution.values)
+        self.exponent_ = solution.exponent
+        self.lam_ = solution.lam
+        self.network_features_ = dict(network_features)
+        self.inner_cv_mape_ = inner_cv_mape
+        self.train_mape_ = math.nan
+
+    def _networks(self, frame: pd.DataFrame) -> dict[str, dict[str, float]]:
+        """Across networks, F and W of every network seen, so predict needs only its name."""
+        if not self.capabilities.across_networks or "network" not in frame.columns:
+            return {}
+        return {
+            str(network): {
+                column: float(intrinsic_values(group, column, {})[0])
                 for column in ("flops_per_sample", "param_count")
             }
+            for network, group in frame.groupby("network", sort=True)
+        }
 
     # -- bootstrap: the spread of the constants, for prediction intervals ------------------------
 
@@ -393,16 +153,23 @@ class GenericModel(PerformanceModel):
         measured = frame[TARGET].to_numpy(float)
         residuals = (measured - self.predict(frame)) / self.predict(frame)
         rng = np.random.default_rng(seed)
-        warm = (dict(self.values), self.exponent)
+        columns, search = self._columns(), self._search()
         samples = []
         for _ in range(self.bootstrap):
             idx = np.sort(rng.integers(0, len(frame), len(frame)))
             resample = frame.iloc[idx].reset_index(drop=True)
             if resample[["procs", "batch_size", "nodes"]].drop_duplicates().shape[0] < 2:
                 continue
-            refit = self._clone(lambdas=[self.lam])
             try:
-                refit._fit_fixed_lambda(resample, seed, cheap=True, warm=warm)
+                refit = fit_at_lambda(
+                    resample,
+                    columns,
+                    search,
+                    self.lam_,
+                    seed,
+                    cheap=True,
+                    warm_exponent=self.exponent_,
+                )
             except InsufficientData:
                 continue
             samples.append({"values": refit.values, "exponent": refit.exponent})
@@ -413,41 +180,44 @@ class GenericModel(PerformanceModel):
         }
 
     def with_constants(self, values: dict[str, float], exponent: float) -> GenericModel:
-        clone = self._clone()
-        clone.values, clone.exponent = dict(values), float(exponent)
-        clone.inactive, clone.bounds, clone.scales = self.inactive, self.bounds, self.scales
-        return clone
+        """This fitted model with other constants (a bootstrap refit's), for its predictions."""
+        model = type(self)(**self.get_params())
+        model.identification_, model.lam_ = self.identification_, self.lam_
+        model.network_features_, model.inner_cv_mape_ = self.network_features_, {}
+        model.train_mape_ = math.nan
+        model.values_, model.exponent_ = dict(values), float(exponent)
+        return model
 
     # -- use ----------------------------------------------------------------------------------
 
     def term_seconds(self, frame: pd.DataFrame) -> pd.DataFrame:
         """Seconds each term contributes to the predicted epoch time, per row."""
-        cols = self._columns(frame, self.exponent)
-        return pd.DataFrame(
-            {t: self.values.get(t, 0.0) * cols[t] for t in self.terms}, index=frame.index
-        )
+        solution = Solution(self.identification_, self.values_, self.exponent_, self.lam_)
+        return solution.term_seconds(frame, self._columns())
 
     def predict(self, frame: pd.DataFrame) -> Array:
         return self.term_seconds(frame).sum(axis=1).to_numpy(float)
 
     def switched_off(self) -> list[str]:
         """Terms the penalty drove to (practically) zero."""
+        scales = self.identification_.scales
         return [
             t
-            for t in self._active()
-            if self.values.get(t, 0.0) <= 1e-6 * max(self.scales.get(t, 0.0), 1e-300)
+            for t in self.identification_.active
+            if self.values_.get(t, 0.0) <= 1e-6 * max(scales.get(t, 0.0), 1e-300)
         ]
 
     def formula(self) -> str:
         return formula_text(self.terms, self.capabilities.across_networks)
 
     def _state(self, term: str, off: set[str]) -> str:
-        if term in self.inactive:
+        if term in self.identification_.inactive:
             return "inactive"
         return "switched_off" if term in off else "on"
 
     def to_dict(self) -> dict:
         off = set(self.switched_off())
+        found = self.identification_
         return {
             "model": self.name,
             "formula": self.formula(),
@@ -459,40 +229,45 @@ class GenericModel(PerformanceModel):
                     "formula": TERMS[t].formula,
                     "description": TERMS[t].description,
                     "scaled_by": TERMS[t].intrinsic if self.capabilities.across_networks else None,
-                    "value": self.values.get(t, 0.0),
-                    "bounds": list(self.bounds.get(t, (0.0, 0.0))),
-                    "scale": self.scales.get(t),
+                    "value": self.values_.get(t, 0.0),
+                    "bounds": list(found.bounds.get(t, (0.0, 0.0))),
+                    "scale": found.scales.get(t),
                     "state": self._state(t, off),
-                    "note": self.inactive.get(t),
+                    "note": found.inactive.get(t),
                 }
                 for t in self.terms
             ],
             "switched_off": sorted(off),
             "exponent": {
                 "name": "a",
-                "value": self.exponent,
+                "value": self.exponent_,
                 "bounds": list(self.exponent_bounds),
-                "fitted": self.exponent_fitted,
+                "fitted": found.exponent_fitted,
             },
-            "lambda": self.lam,
-            "inner_cv_mape": self.inner_cv_mape,
-            "train_mape": self.train_mape,
-            "network_features": self.network_features,
-            "settings": self.settings(),
+            "lambda": self.lam_,
+            "inner_cv_mape": self.inner_cv_mape_,
+            "train_mape": self.train_mape_,
+            "network_features": self.network_features_,
+            "settings": {**self.get_params(), "exponent_bounds": list(self.exponent_bounds)},
         }
 
     @classmethod
     def from_dict(cls, data: dict) -> GenericModel:
         model = cls(**data["settings"])
-        model.values = {t["name"]: float(t["value"]) for t in data["terms"]}
-        model.bounds = {t["name"]: tuple(t["bounds"]) for t in data["terms"]}
-        model.scales = {t["name"]: t["scale"] for t in data["terms"] if t["scale"] is not None}
-        model.inactive = {t["name"]: t["note"] for t in data["terms"] if t["state"] == "inactive"}
-        model.exponent = float(data["exponent"]["value"])
-        model.exponent_fitted = bool(data["exponent"].get("fitted", True))
-        model.lam = float(data["lambda"])
-        model.train_mape = float(data.get("train_mape", math.nan))
-        model.network_features = data.get("network_features", {})
+        terms = data["terms"]
+        model.identification_ = Identification(
+            terms=tuple(model.terms),
+            inactive={t["name"]: t["note"] for t in terms if t["state"] == "inactive"},
+            exponent_fitted=bool(data["exponent"].get("fitted", True)),
+            bounds={t["name"]: tuple(t["bounds"]) for t in terms},
+            scales={t["name"]: t["scale"] for t in terms if t["scale"] is not None},
+        )
+        model.values_ = {t["name"]: float(t["value"]) for t in terms}
+        model.exponent_ = float(data["exponent"]["value"])
+        model.lam_ = float(data["lambda"])
+        model.inner_cv_mape_ = dict(data.get("inner_cv_mape", {}))
+        model.train_mape_ = float(data.get("train_mape", math.nan))
+        model.network_features_ = data.get("network_features", {})
         return model
 
 

@@ -4,11 +4,13 @@ terms keeps its column."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+
+from .base import InsufficientData, iterations
 
 Array = np.ndarray
 
@@ -221,3 +223,52 @@ def formula_text(terms: list[str], across_networks: bool = False) -> str:
     per_iter = [text(t) for t in terms if TERMS[t].per_iteration]
     parts = fixed + ([f"ceil(d/(p*b)) * ({' + '.join(per_iter)})"] if per_iter else [])
     return "T = " + " + ".join(parts)
+
+
+def intrinsic_values(
+    frame: pd.DataFrame, column: str, known: Mapping[str, Mapping[str, float]]
+) -> Array:
+    """Per-row network feature (F or W); missing values are filled from ``known`` networks."""
+    values = (
+        pd.to_numeric(frame[column], errors="coerce").to_numpy(float)
+        if column in frame.columns
+        else np.full(len(frame), np.nan)
+    )
+    if np.isnan(values).any() and "network" in frame.columns and known:
+        filled = (
+            frame["network"].map(lambda net: known.get(net, {}).get(column, np.nan)).to_numpy(float)
+        )
+        values = np.where(np.isnan(values), filled, values)
+    if np.isnan(values).any() or (values <= 0).any():
+        raise InsufficientData(
+            f"generic_xnet needs a positive {column} for every row (across-network fits scale "
+            "terms by it); add the column to the timings table or fit per network with "
+            "'generic'"
+        )
+    return values
+
+
+@dataclass(frozen=True)
+class TermColumns:
+    """The seconds per unit constant of each term at each row: the model's design matrix.
+
+    Across networks, terms with an intrinsic feature are scaled by it (F or W of the row's
+    network; ``network_features`` fills rows that lack the column)."""
+
+    terms: tuple[str, ...]
+    across_networks: bool = False
+    network_features: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+
+    def __call__(self, frame: pd.DataFrame, exponent: float) -> dict[str, Array]:
+        x = Extrinsic.of(frame)
+        iters = iterations(frame)
+        cols = {}
+        for name in self.terms:
+            term = TERMS[name]
+            value = term.feature(x).astype(float)
+            if term.uses_exponent:
+                value = value * x.b ** (exponent - 1.0)
+            if self.across_networks and term.intrinsic:
+                value = value * intrinsic_values(frame, term.intrinsic, self.network_features)
+            cols[name] = iters * value if term.per_iteration else value
+        return cols

@@ -1,0 +1,109 @@
+"""Which of the generic model's terms the measured points can support (docs/model.md).
+
+Before any search, a term is left out when its feature is zero at every point, when its column
+lies in the span of the terms kept before it (:data:`IDENTIFY_ORDER` decides which keeps the
+time), or when the points leave too few residual degrees of freedom. The result also holds each
+kept constant's search bound and scale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .base import TARGET, InsufficientData
+from .terms import IDENTIFY_ORDER, TERMS, TermColumns
+
+
+@dataclass(frozen=True)
+class Identification:
+    """The terms a fit uses and why the others are out; bounds and scales of the kept ones."""
+
+    terms: tuple[str, ...]
+    inactive: dict[str, str]
+    exponent_fitted: bool
+    bounds: dict[str, tuple[float, float]]
+    scales: dict[str, float]
+
+    @property
+    def active(self) -> list[str]:
+        return [t for t in self.terms if t not in self.inactive]
+
+
+def identify(
+    frame: pd.DataFrame, columns: TermColumns, exponent_bounds: tuple[float, float]
+) -> Identification:
+    """Which terms the data identify, whether the exponent is fitted, bounds and scales."""
+    target = frame[TARGET].to_numpy(float)
+    terms = columns.terms
+    at_one = columns(frame, 1.0)
+    inactive = _unidentifiable(terms, at_one, target)
+    active = [t for t in terms if t not in inactive]
+    exponent_fitted = any(TERMS[t].uses_exponent for t in active) and (
+        frame["batch_size"].nunique() >= 3
+    )
+    exponent_fitted = _keep_degrees_of_freedom(terms, inactive, exponent_fitted, len(frame))
+    active = [t for t in terms if t not in inactive]
+    if not active:
+        raise InsufficientData("no term of the generic model is identifiable from these points")
+    lo_a, hi_a = exponent_bounds
+    exponents = (lo_a, hi_a, 1.0) if exponent_fitted else (1.0,)
+    # Columns at each exponent computed once for all terms (they dominated refit time).
+    at_exponent = [at_one if a == 1.0 else columns(frame, a) for a in exponents]
+    bounds, scales = {}, {}
+    for name in active:
+        ratios = []
+        for cols in at_exponent:
+            c = cols[name]
+            ratios.append(target[c > 0] / c[c > 0])
+        bounds[name] = (0.0, float(max(r.max() for r in ratios)))
+        scales[name] = float(np.median(ratios[-1]))
+    return Identification(tuple(terms), inactive, exponent_fitted, bounds, scales)
+
+
+def _unidentifiable(
+    terms: tuple[str, ...], at_one: dict[str, np.ndarray], target: np.ndarray
+) -> dict[str, str]:
+    """Terms whose column is zero everywhere or cannot be told apart from those kept before."""
+    inactive: dict[str, str] = {}
+    kept: list[str] = []
+    for name in sorted(terms, key=IDENTIFY_ORDER.index):
+        col = at_one[name]
+        if not np.any(col > 0):
+            inactive[name] = "not identifiable: its feature is zero at every point"
+            continue
+        # A column inside the span of the kept ones cannot be told apart from them.
+        basis = np.column_stack([at_one[k] for k in kept] + [col]) / target[:, None]
+        basis = basis / np.linalg.norm(basis, axis=0)
+        if np.linalg.matrix_rank(basis, tol=1e-8) <= len(kept):
+            inactive[name] = (
+                "not identifiable: at the measured points it varies like "
+                f"{' + '.join(kept)}, which carries its time"
+            )
+            continue
+        kept.append(name)
+    return inactive
+
+
+def _keep_degrees_of_freedom(
+    terms: tuple[str, ...], inactive: dict[str, str], exponent_fitted: bool, n_points: int
+) -> bool:
+    """Never interpolate: as many free constants as points fits noise and extrapolates badly,
+    so the exponent, then the least-priority terms, are left out (added to ``inactive``) until
+    one residual degree of freedom remains. Returns whether the exponent is still fitted."""
+
+    def active() -> list[str]:
+        return [t for t in terms if t not in inactive]
+
+    while len(active()) > 1 and len(active()) + exponent_fitted >= n_points:
+        if exponent_fitted:
+            exponent_fitted = False
+            continue
+        drop = max(active(), key=IDENTIFY_ORDER.index)
+        inactive[drop] = (
+            f"left out: {n_points} measured points support fewer constants "
+            "(one residual degree of freedom is kept)"
+        )
+    return exponent_fitted
