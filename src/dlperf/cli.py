@@ -81,7 +81,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
     config = _config_sections(args)
     seed = args.seed if args.seed is not None else config["seed"]
-    artifact = stages.fit(args.timings, args.framework, config["models"], seed, args.out)
+    artifact = stages.fit(
+        args.timings, args.framework, config["models"], seed, args.out, args.interval_refits
+    )
     groups = list(artifact["networks"].items())
     if "all_networks" in artifact:
         groups.append(("all networks", artifact["all_networks"]))
@@ -167,17 +169,14 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def _read_artifact(path: str) -> dict:
-    from dlperf.io import read_json
+    from dlperf.models.artifact import load_artifact
 
-    try:
-        artifact = read_json(path)
-    except json.JSONDecodeError as exc:
-        raise ValueError(
-            f"{path} is not a model artifact (invalid JSON: {exc}); write one with `dlperf fit`"
-        ) from None
-    if not isinstance(artifact, dict) or "networks" not in artifact:
-        raise ValueError(f"{path} is not a model artifact; write one with `dlperf fit`")
-    return artifact
+    return load_artifact(path)
+
+
+def _warn(command: str, warnings: list[str]) -> None:
+    for warning in warnings:
+        print(f"dlperf {command}: warning: {warning}", file=sys.stderr)
 
 
 def _network(artifact: dict, requested: str | None) -> str:
@@ -194,7 +193,7 @@ def _network(artifact: dict, requested: str | None) -> str:
 def cmd_predict(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from dlperf.models.prediction import predict_rows
+    from dlperf.models.prediction import extrapolation_warnings, interval_missing, predict_rows
 
     artifact = _read_artifact(args.model)
     network = _network(artifact, args.network)
@@ -215,6 +214,10 @@ def cmd_predict(args: argparse.Namespace) -> int:
         rows["flops_per_sample"] = args.flops_per_sample
     table = predict_rows(artifact, network, args.model_name, rows, level=args.level)
     table["total_time_s"] = table["epoch_time_s"] * args.epochs
+    missing = interval_missing(artifact, network, args.model_name)
+    _warn("predict", extrapolation_warnings(artifact, network, rows))
+    if missing:
+        _warn("predict", [f"no prediction interval for {args.model_name!r}: {missing}"])
     if args.json:
         print(
             json.dumps(
@@ -239,7 +242,10 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from dlperf.models.planning import parse_duration, plan
+    import pandas as pd
+
+    from dlperf.models.planning import cost_unit, parse_duration, plan
+    from dlperf.models.prediction import extrapolation_warnings
 
     artifact = _read_artifact(args.model)
     network = _network(artifact, args.network)
@@ -265,6 +271,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         args.safe,
         args.level,
     )
+    cost, cost_label = cost_unit(artifact, network)
     columns = [
         "nodes",
         "procs",
@@ -272,7 +279,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         "epoch_time_lo_s",
         "epoch_time_hi_s",
         "total_time_s",
-        "gpu_hours",
+        cost,
         "meets_deadline",
     ]
     print(
@@ -281,17 +288,25 @@ def cmd_plan(args: argparse.Namespace) -> int:
         f"{data_size} samples x {epochs:g} epochs, deadline {deadline:g} s"
     )
     print(table[columns].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    chosen = choice if choice is not None else table.sort_values("total_time_s").iloc[0]
+    layout = pd.DataFrame([chosen])[["nodes", "procs", "batch_size"]]
+    _warn(
+        "plan",
+        [
+            f"the {'chosen' if choice is not None else 'fastest'} layout: {w}"
+            for w in extrapolation_warnings(artifact, network, layout)
+        ],
+    )
     if choice is None:
-        fastest = table.sort_values("total_time_s").iloc[0]
         print(
             f"no layout up to {args.max_procs} workers meets the deadline; the fastest is "
-            f"{int(fastest['procs'])} workers on {int(fastest['nodes'])} node(s) at "
-            f"{fastest['total_time_s']:.4g} s. Raise --max-procs or the deadline."
+            f"{int(chosen['procs'])} workers on {int(chosen['nodes'])} node(s) at "
+            f"{chosen['total_time_s']:.4g} s. Raise --max-procs or the deadline."
         )
         return 1
     print(
         f"choice ({args.objective}): {int(choice['procs'])} workers on {int(choice['nodes'])} "
-        f"node(s): {choice['total_time_s']:.4g} s, {choice['gpu_hours']:.4g} GPU-hours"
+        f"node(s): {choice['total_time_s']:.4g} s, {choice[cost]:.4g} {cost_label}"
     )
     return 0
 
@@ -381,6 +396,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="workflow config (models section); default settings otherwise")
     p.add_argument("--config-json", help="config sections as JSON (what the workflow passes)")
     p.add_argument("--seed", type=int)
+    p.add_argument(
+        "--interval-refits",
+        type=int,
+        help="bootstrap refits per model for its prediction interval (default 20; 0: none)",
+    )
     p.add_argument("--out", required=True, help="model artifact (JSON)")
     p.set_defaults(func=cmd_fit)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from dlperf import tables
-from dlperf.io import atomic_write_json, read_json
+from dlperf.io import atomic_write_json
 
 PathLike = str | os.PathLike
 
@@ -38,14 +38,18 @@ def fit(
     models: dict,
     seed: int,
     out: PathLike,
+    refits: int | None = None,
 ) -> dict:
-    """Fit every model of ``framework`` on the points of one or several timings files."""
+    """Fit every model of ``framework`` on the points of one or several timings files, each with
+    ``refits`` bootstrap refits for its prediction interval (default: DEFAULT_REFITS)."""
     from dlperf.external import load_all_points
     from dlperf.models.artifact import fit_framework, unfitted_artifact
+    from dlperf.models.intervals import DEFAULT_REFITS
 
     points = load_all_points(timings_csv)
     if (points["framework"] == framework).any():
-        artifact = fit_framework(points, framework, models, seed)
+        refits = DEFAULT_REFITS if refits is None else refits
+        artifact = fit_framework(points, framework, models, seed, refits)
     else:
         # Every run failed: the artifact says so, and the report still shows the failures.
         artifact = unfitted_artifact(
@@ -104,6 +108,7 @@ def report(
     figures_dir: PathLike | None = None,
 ) -> list[Path]:
     from dlperf.external import is_own_timings, load_all_points
+    from dlperf.models.artifact import load_artifact
     from dlperf.report.html import build_report
 
     sources = [timings_csv] if isinstance(timings_csv, (str, os.PathLike)) else list(timings_csv)
@@ -119,7 +124,7 @@ def report(
     )
     artifacts = {}
     for path in model_files:
-        artifact = read_json(path)
+        artifact = load_artifact(path)
         artifacts[artifact["framework"]] = artifact
     predictions = [pd.read_csv(p) for p in prediction_csvs]
     predictions = pd.concat(predictions, ignore_index=True) if predictions else pd.DataFrame()

@@ -2,25 +2,31 @@
 
 from __future__ import annotations
 
+import json
 import math
+import os
 
 import numpy as np
 import pandas as pd
 
 import dlperf
-from dlperf.io import SCHEMA_VERSION
+from dlperf.io import SCHEMA_VERSION, read_json
 
 from . import MODELS, InsufficientData, ModelUnavailable, make_model, model_from_dict
-from .base import FEATURES, TARGET, capabilities_of
-from .generic import GenericModel
+from .base import FEATURES, TARGET, PerformanceModel, capabilities_of
+from .intervals import DEFAULT_REFITS, bootstrap_interval
+from .terms import TERMS
 
 
 def _finite(value: float) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
 
 
-def fit_one(name: str, settings: dict, points: pd.DataFrame, seed: int) -> dict:
-    """One model's artifact entry; a model that cannot be fitted says why instead of failing."""
+def fit_one(
+    name: str, settings: dict, points: pd.DataFrame, seed: int, refits: int = DEFAULT_REFITS
+) -> dict:
+    """One model's artifact entry; a model that cannot be fitted says why instead of failing.
+    Every fitted model gets its prediction interval (``refits`` bootstrap refits)."""
     try:
         model = make_model(name, settings, seed).fit(points)
     except ModelUnavailable as exc:
@@ -32,13 +38,13 @@ def fit_one(name: str, settings: dict, points: pd.DataFrame, seed: int) -> dict:
     predicted = model.predict(points)
     entry["train_points"] = int(len(points))
     entry["train_mape"] = _finite(float(np.mean(np.abs(predicted - measured) / measured) * 100))
-    if isinstance(model, GenericModel):
+    if capabilities_of(model).has_breakdown:
         entry["breakdown"] = breakdown_table(model, points)
-        entry["bootstrap"] = model.bootstrap_refits(points, seed)
+    entry["interval"] = bootstrap_interval(model, points, seed, refits)
     return entry
 
 
-def breakdown_table(model: GenericModel, points: pd.DataFrame) -> list[dict]:
+def breakdown_table(model: PerformanceModel, points: pd.DataFrame) -> list[dict]:
     """Where the time goes: each term's seconds and share of the prediction at every point."""
     seconds = model.term_seconds(points)
     terms = list(seconds.columns)
@@ -84,9 +90,26 @@ def unfitted_artifact(framework: str, seed: int, reason: str) -> dict:
     return {**_header(framework, seed), "networks": {}, "reason": reason}
 
 
-def fit_framework(points: pd.DataFrame, framework: str, models: dict[str, dict], seed: int) -> dict:
+def measured_levels(points: pd.DataFrame) -> dict:
+    """The levels the models were fitted on, so predictions beyond them can be flagged."""
+    return {
+        "procs": sorted(int(v) for v in points["procs"].unique()),
+        "nodes": sorted(int(v) for v in points["nodes"].unique()),
+        "batch_size": sorted(int(v) for v in points["batch_size"].unique()),
+        "multi_node": bool((points["nodes"] > 1).any()),
+    }
+
+
+def fit_framework(
+    points: pd.DataFrame,
+    framework: str,
+    models: dict[str, dict],
+    seed: int,
+    refits: int = DEFAULT_REFITS,
+) -> dict:
     """The model artifact of one framework: every model per network, and the across-network
-    models (``generic_xnet``) once over all networks."""
+    models (``generic_xnet``) once over all networks; each with ``refits`` bootstrap refits for
+    its prediction interval."""
     selected = points[points["framework"] == framework].reset_index(drop=True)
     per_network = {n: s for n, s in models.items() if not _across_networks(n)}
     across = {n: s for n, s in models.items() if _across_networks(n)}
@@ -96,8 +119,9 @@ def fit_framework(points: pd.DataFrame, framework: str, models: dict[str, dict],
         networks[network] = {
             "points": int(len(group)),
             "device": sorted(group["device"].astype(str).unique().tolist()),
+            "measured": measured_levels(group),
             "models": {
-                name: fit_one(name, settings or {}, group, seed)
+                name: fit_one(name, settings or {}, group, seed, refits)
                 for name, settings in per_network.items()
             },
         }
@@ -106,8 +130,10 @@ def fit_framework(points: pd.DataFrame, framework: str, models: dict[str, dict],
         artifact["all_networks"] = {
             "points": int(len(selected)),
             "networks": sorted(networks),
+            "device": sorted(selected["device"].astype(str).unique().tolist()),
+            "measured": measured_levels(selected),
             "models": {
-                name: fit_one(name, settings or {}, selected, seed)
+                name: fit_one(name, settings or {}, selected, seed, refits)
                 for name, settings in across.items()
             },
         }
@@ -147,3 +173,85 @@ def load_model(artifact: dict, network: str, name: str):
             f"{entry.get('reason')}"
         )
     return model_from_dict(entry)
+
+
+class ArtifactError(ValueError):
+    """A model artifact that cannot be trusted: wrong version, unknown model or term, or a
+    constant that is not a finite number. The message names the file and the field."""
+
+
+def _non_finite(value: object, path: str) -> str | None:
+    """The path of the first number in a JSON-like value that is not finite (NaN, inf)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{path} is {'NaN' if math.isnan(value) else value}"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _non_finite(item, f"{path}.{key}")
+            if found:
+                return found
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _non_finite(item, f"{path}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def _check_model_entry(name: str, entry: object, path: str) -> None:
+    if not isinstance(entry, dict):
+        raise ArtifactError(f"{path} is not a model entry (a JSON object)")
+    if name not in MODELS:
+        raise ArtifactError(
+            f"{path} names an unknown model {name!r}; this dlperf knows {', '.join(MODELS)}"
+        )
+    if entry.get("status", "ok") == "ok" and entry.get("model") != name:
+        raise ArtifactError(f"{path}.model is {entry.get('model')!r}, expected {name!r}")
+    for i, term in enumerate(entry.get("terms") or []):
+        term_name = term.get("name") if isinstance(term, dict) else None
+        if term_name not in TERMS:
+            raise ArtifactError(
+                f"{path}.terms[{i}].name is {term_name!r}, not a term of the generic model "
+                f"({', '.join(TERMS)})"
+            )
+    found = _non_finite(entry, path)
+    if found:
+        raise ArtifactError(found)
+    for i, refit in enumerate((entry.get("interval") or {}).get("refits") or []):
+        _check_model_entry(name, refit, f"{path}.interval.refits[{i}]")
+
+
+def check_artifact(artifact: object, source: str) -> dict:
+    """The artifact itself when it is one this dlperf can trust; otherwise an ArtifactError
+    naming the field, e.g. ``networks.lenet.models.generic.terms[2].value is NaN``."""
+    if not isinstance(artifact, dict) or not isinstance(artifact.get("networks"), dict):
+        raise ArtifactError(f"{source} is not a model artifact; write one with `dlperf fit`")
+    version = artifact.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise ArtifactError(
+            f"{source}: schema_version is {version!r}, this dlperf reads {SCHEMA_VERSION}; "
+            "fit the models again with `dlperf fit` (or `snakemake`)"
+        )
+    groups = [(f"networks.{n}", info) for n, info in artifact["networks"].items()]
+    if "all_networks" in artifact:
+        groups.append(("all_networks", artifact["all_networks"]))
+    try:
+        for path, info in groups:
+            models = info.get("models") if isinstance(info, dict) else None
+            if not isinstance(models, dict):
+                raise ArtifactError(f"{path}.models is missing or not a JSON object")
+            for name, entry in models.items():
+                _check_model_entry(name, entry, f"{path}.models.{name}")
+    except ArtifactError as exc:
+        raise ArtifactError(f"{source}: {exc}") from None
+    return artifact
+
+
+def load_artifact(path: str | os.PathLike) -> dict:
+    """Read and check a model artifact (what predict, plan and the report read)."""
+    try:
+        artifact = read_json(path)
+    except json.JSONDecodeError as exc:
+        raise ArtifactError(
+            f"{path} is not a model artifact (invalid JSON: {exc}); write one with `dlperf fit`"
+        ) from None
+    return check_artifact(artifact, str(path))

@@ -1,4 +1,5 @@
-"""Plan a training run: the fewest workers, or the cheapest in GPU-hours, that meet a deadline."""
+"""Plan a training run: the fewest workers, or the cheapest in worker-hours (GPU-hours on GPUs,
+CPU-hours on CPUs), that meet a deadline."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import re
 
 import pandas as pd
 
-from .prediction import predict_rows
+from .intervals import DEFAULT_LEVEL
+from .prediction import interval_missing, predict_rows
 
 UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
@@ -38,6 +40,18 @@ def layouts(max_procs: int, gpus_per_node: int) -> list[tuple[int, int]]:
     return out
 
 
+def cost_unit(artifact: dict, network: str) -> tuple[str, str]:
+    """(column, label) of the cost: GPU-hours when every measurement behind the network's models
+    ran on GPUs, CPU-hours when all ran on CPUs, worker-hours when unknown or mixed."""
+    info = artifact.get("networks", {}).get(network) or artifact.get("all_networks") or {}
+    devices = set(info.get("device") or [])
+    if devices == {"cuda"}:
+        return "gpu_hours", "GPU-hours"
+    if devices == {"cpu"}:
+        return "cpu_hours", "CPU-hours"
+    return "worker_hours", "worker-hours"
+
+
 def plan(
     artifact: dict,
     network: str,
@@ -50,9 +64,11 @@ def plan(
     max_procs: int,
     objective: str = "workers",
     safe: bool = False,
-    level: float = 0.9,
+    level: float = DEFAULT_LEVEL,
 ) -> tuple[pd.DataFrame, dict | None]:
-    """Every candidate layout with its predicted time and cost, and the chosen one (or None)."""
+    """Every candidate layout with its predicted time and cost, and the chosen one (or None).
+    The cost column is named by :func:`cost_unit` (``gpu_hours``, ``cpu_hours`` or
+    ``worker_hours``: workers x hours)."""
     if objective not in ("workers", "cost"):
         raise ValueError(f"--objective must be 'workers' or 'cost', got {objective!r}")
     if epochs <= 0:
@@ -60,20 +76,22 @@ def plan(
     candidates = pd.DataFrame(layouts(max_procs, gpus_per_node), columns=["nodes", "procs"])
     candidates["batch_size"] = int(batch_size)
     candidates["data_size"] = int(data_size)
+    if safe and interval_missing(artifact, network, model_name):
+        raise ValueError(
+            f"model {model_name!r} has no prediction interval, so --safe cannot be used: "
+            f"{interval_missing(artifact, network, model_name)}; leave out --safe or choose "
+            "another model with --model-name"
+        )
     table = predict_rows(artifact, network, model_name, candidates, level=level)
     # The deadline is judged on the interval's upper end with --safe, else on the prediction.
     basis = table["epoch_time_hi_s"] if safe else table["epoch_time_s"]
-    if safe and basis.isna().any():
-        raise ValueError(
-            f"model {model_name!r} stores no prediction interval, so --safe cannot be used; "
-            "use the generic model or leave out --safe"
-        )
     table["total_time_s"] = basis * epochs
-    table["gpu_hours"] = table["procs"] * table["total_time_s"] / 3600.0
+    cost, _ = cost_unit(artifact, network)
+    table[cost] = table["procs"] * table["total_time_s"] / 3600.0
     table["meets_deadline"] = table["total_time_s"] <= deadline_s
     feasible = table[table["meets_deadline"]]
     if feasible.empty:
         return table, None
-    key = ["procs"] if objective == "workers" else ["gpu_hours", "procs"]
+    key = ["procs"] if objective == "workers" else [cost, "procs"]
     choice = feasible.sort_values(key, kind="stable").iloc[0]
     return table, choice.to_dict()

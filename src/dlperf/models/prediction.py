@@ -1,31 +1,14 @@
-"""Predictions from a model artifact alone, with a bootstrap prediction interval if it has one."""
+"""Predictions from a model artifact alone: epoch time, throughput and the prediction interval,
+and warnings where a prediction leaves the measured ranges."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from .artifact import load_model, model_entry
+from .artifact import ALL_NETWORKS, load_model, model_entry
 from .base import FEATURES
-from .generic import GenericModel
-
-
-def _interval(model: GenericModel, entry: dict, rows: pd.DataFrame, level: float, seed: int):
-    """Quantiles over the bootstrap refits, each with a resampled relative training residual,
-    so the interval covers both the uncertain constants and the scatter of single runs."""
-    boot = entry.get("bootstrap") or {}
-    samples, residuals = boot.get("samples") or [], np.asarray(boot.get("relative_residuals") or [])
-    if not samples or residuals.size == 0:
-        return None, None
-    refits = [model.with_constants(s["values"], s["exponent"]) for s in samples]
-    preds = np.stack([refit.predict(rows) for refit in refits])
-    rng = np.random.default_rng(seed)
-    draws = 20  # residual draws per refit
-    noise = 1.0 + rng.choice(residuals, size=(len(samples), draws, 1))
-    spread = (preds[:, None, :] * noise).reshape(-1, len(rows))
-    alpha = (1.0 - level) / 2.0
-    lo, hi = np.quantile(spread, [alpha, 1.0 - alpha], axis=0)
-    return lo, hi
+from .intervals import DEFAULT_LEVEL, interval, no_interval_reason
 
 
 def predict_rows(
@@ -33,29 +16,107 @@ def predict_rows(
     network: str,
     model_name: str,
     rows: pd.DataFrame,
-    level: float = 0.9,
-    seed: int = 0,
+    level: float = DEFAULT_LEVEL,
+    seed: int | None = None,
 ) -> pd.DataFrame:
-    """Epoch time and throughput for each row (nodes, procs, batch_size, data_size)."""
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"the interval level must be between 0 and 1, got {level}")
-    model = load_model(artifact, network, model_name)
-    rows = rows.reset_index(drop=True).copy()
-    rows["network"] = rows.get("network", network)
-    epoch = model.predict(rows)
-    out = rows[[c for c in ["network"] + FEATURES if c in rows]].copy()
-    out["epoch_time_s"] = epoch
-    out["samples_per_s"] = rows["data_size"].to_numpy(float) / epoch
-    lo = hi = None
-    if isinstance(model, GenericModel):
-        lo, hi = _interval(model, model_entry(artifact, network, model_name), rows, level, seed)
-    out["epoch_time_lo_s"] = lo if lo is not None else np.nan
-    out["epoch_time_hi_s"] = hi if hi is not None else np.nan
-    out["samples_per_s_lo"] = rows["data_size"].to_numpy(float) / out["epoch_time_hi_s"]
-    out["samples_per_s_hi"] = rows["data_size"].to_numpy(float) / out["epoch_time_lo_s"]
+    """Epoch time and throughput for each row (nodes, procs, batch_size, data_size), with the
+    bootstrap prediction interval at ``level`` (lo/hi columns; NaN for a model without refits).
+    A model that predicts a non-positive time at some row is refused there.
+
+    ``seed`` draws the residuals of the interval; by default the artifact's seed, so predict,
+    plan and the report give the same interval at the same row."""
+    out = prediction_table(artifact, network, model_name, rows, level, seed)
+    epoch = out["epoch_time_s"].to_numpy(float)
     if np.any(~np.isfinite(epoch)) or np.any(epoch <= 0):
         raise ValueError(
             f"model {model_name!r} predicts a non-positive epoch time for some rows; it is not "
             "usable there (try the generic model, or a configuration nearer the measured ones)"
         )
     return out
+
+
+def prediction_table(
+    artifact: dict,
+    network: str,
+    model_name: str,
+    rows: pd.DataFrame,
+    level: float = DEFAULT_LEVEL,
+    seed: int | None = None,
+) -> pd.DataFrame:
+    """What :func:`predict_rows` gives, without refusing non-positive predictions: the report's
+    curves draw a model where it is usable and leave the rest of the axis empty."""
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"the interval level must be between 0 and 1, got {level}")
+    model = load_model(artifact, network, model_name)
+    rows = rows.reset_index(drop=True).copy()
+    rows["network"] = rows.get("network", network)
+    epoch = np.asarray(model.predict(rows), dtype=float)
+    out = rows[[c for c in ["network"] + FEATURES if c in rows]].copy()
+    out["epoch_time_s"] = epoch
+    data = rows["data_size"].to_numpy(float)
+    with np.errstate(divide="ignore"):
+        out["samples_per_s"] = data / epoch
+    stored = model_entry(artifact, network, model_name).get("interval")
+    seed = int(artifact.get("seed", 0)) if seed is None else seed
+    bounds = interval(stored, rows, level, seed)
+    lo, hi = bounds if bounds is not None else (np.nan, np.nan)
+    out["epoch_time_lo_s"] = lo
+    out["epoch_time_hi_s"] = hi
+    out["samples_per_s_lo"] = data / out["epoch_time_hi_s"]
+    out["samples_per_s_hi"] = data / out["epoch_time_lo_s"]
+    return out
+
+
+def interval_missing(artifact: dict, network: str, model_name: str) -> str:
+    """Why the model has no prediction interval ("" when it has one)."""
+    return no_interval_reason(model_entry(artifact, network, model_name).get("interval"))
+
+
+def measured_ranges(artifact: dict, network: str) -> dict | None:
+    """The measured levels behind a network's models (the across-network fit's for a network
+    the artifact has no entry of); None for an artifact written before they were stored."""
+    info = artifact.get("networks", {}).get(network) or artifact.get("all_networks") or {}
+    return info.get("measured")
+
+
+def _levels(values) -> str:
+    return ", ".join(str(int(v)) for v in sorted(set(values)))
+
+
+def extrapolation_warnings(artifact: dict, network: str, rows: pd.DataFrame) -> list[str]:
+    """One sentence per way the rows leave what the models were fitted on: workers beyond twice
+    the largest measured, more nodes than measured (any node count > 1 from single-node data),
+    batch sizes outside the measured range. Empty when every row is inside."""
+    measured = measured_ranges(artifact, network)
+    where = network if network in artifact.get("networks", {}) else ALL_NETWORKS
+    if measured is None:
+        return [
+            f"the artifact does not record the measured ranges of {where!r} (fitted by an "
+            "older dlperf); fit again to have predictions outside them flagged"
+        ]
+    warnings = []
+    procs, nodes, batch = (rows[c].to_numpy(int) for c in ("procs", "nodes", "batch_size"))
+    most_procs = max(measured["procs"])
+    beyond = procs[procs > 2 * most_procs]
+    if beyond.size:
+        warnings.append(
+            f"{_levels(beyond)} workers is beyond twice the largest measured ({most_procs}) "
+            "workers; the prediction is an extrapolation"
+        )
+    if not measured["multi_node"] and (nodes > 1).any():
+        warnings.append(
+            f"{_levels(nodes[nodes > 1])} nodes predicted from single-node measurements: the "
+            "cost of the network between nodes was never measured"
+        )
+    elif (nodes > max(measured["nodes"])).any():
+        warnings.append(
+            f"{_levels(nodes[nodes > max(measured['nodes'])])} nodes is beyond the measured "
+            f"node counts ({_levels(measured['nodes'])})"
+        )
+    lo, hi = min(measured["batch_size"]), max(measured["batch_size"])
+    outside = batch[(batch < lo) | (batch > hi)]
+    if outside.size:
+        warnings.append(
+            f"batch size {_levels(outside)} is outside the measured range ({lo}..{hi}) per worker"
+        )
+    return warnings

@@ -1,9 +1,9 @@
-"""Model curves for the scaling figures: a fitted model's prediction with an uncertainty band.
+"""Model curves for the scaling figures: a fitted model's prediction with its prediction interval.
 
-The band comes from the model artifact's bootstrap refits when the artifact has them (each
-entry of ``bootstrap`` is a set of fitted values that, laid over the model's own entry, gives
-one refitted model); otherwise from the model's held-out error: ± its median APE under the first
-validation protocol that ran (k-fold preferred). The curve says which, for the caption.
+Curve and band come from :func:`dlperf.models.prediction.prediction_table`, the function behind
+``dlperf predict`` and ``dlperf plan``, at the same level, so the band at a point is the interval
+``dlperf predict`` prints there. A model without bootstrap refits has no band, and the curve says
+why for the caption.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dlperf.models import model_from_dict
-
-# Which protocol's error stands for a model's uncertainty when there is no bootstrap.
-BAND_PROTOCOLS = ("kfold", "loo_batch", "loo_procs", "extrapolation_batch", "extrapolation_procs")
+from dlperf.models.artifact import model_entry
+from dlperf.models.intervals import DEFAULT_LEVEL
+from dlperf.models.prediction import interval_missing, prediction_table
 
 
 @dataclass
@@ -25,59 +24,32 @@ class Curve:
     model: str
     predict: Callable[[pd.DataFrame], np.ndarray]
     band: Callable[[pd.DataFrame], tuple[np.ndarray, np.ndarray]] | None
-    band_source: str  # how the band was made, for the caption; "" when there is none
+    band_source: str  # what the band is, for the caption; "" when there is none
+    no_band_reason: str = ""  # why there is no band, for the caption
 
 
-def _bootstrap_band(entry: dict) -> Callable | None:
-    samples = entry.get("bootstrap")
-    if not isinstance(samples, list) or len(samples) < 2:
-        return None
-    try:
-        refits = [model_from_dict({**entry, **sample}) for sample in samples]
-    except (KeyError, TypeError, ValueError):
-        return None  # a bootstrap format this version cannot read: fall back to residuals
+def model_curve(name: str, artifact: dict, network: str, level: float = DEFAULT_LEVEL) -> Curve:
+    """The curve of one fitted model of an artifact, with its band at ``level``."""
+
+    def table(rows: pd.DataFrame) -> pd.DataFrame:
+        return prediction_table(artifact, network, name, rows, level)
+
+    def predict(rows: pd.DataFrame) -> np.ndarray:
+        return table(rows)["epoch_time_s"].to_numpy(float)
+
+    missing = interval_missing(artifact, network, name)
+    if missing:
+        return Curve(name, predict, None, "", missing)
 
     def band(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        preds = np.vstack([np.asarray(m.predict(rows), dtype=float) for m in refits])
-        return np.quantile(preds, 0.025, axis=0), np.quantile(preds, 0.975, axis=0)
+        out = table(rows)
+        return out["epoch_time_lo_s"].to_numpy(float), out["epoch_time_hi_s"].to_numpy(float)
 
-    return band
-
-
-def _residual_spread(summary: pd.DataFrame, framework: str, network: str, model: str):
-    """(protocol, median APE %) of the model's first validated protocol, or None."""
-    if summary.empty:
-        return None
-    mine = summary[
-        (summary["framework"] == framework)
-        & (summary["network"] == network)
-        & (summary["model"] == model)
-        & (summary["status"] == "ok")
-    ]
-    for protocol in BAND_PROTOCOLS:
-        row = mine[mine["protocol"] == protocol]
-        if not row.empty and np.isfinite(row["median_ape"].iloc[0]):
-            return protocol, float(row["median_ape"].iloc[0])
-    return None
-
-
-def model_curve(
-    name: str, entry: dict, framework: str, network: str, summary: pd.DataFrame
-) -> Curve:
-    model = model_from_dict(entry)
-    band = _bootstrap_band(entry)
-    if band is not None:
-        return Curve(
-            name, model.predict, band, f"bootstrap 95% band ({len(entry['bootstrap'])} refits)"
-        )
-    spread = _residual_spread(summary, framework, network, name)
-    if spread is None:
-        return Curve(name, model.predict, None, "")
-    protocol, median_ape = spread
-    scale = median_ape / 100.0
-
-    def residual_band(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        mid = np.asarray(model.predict(rows), dtype=float)
-        return mid * (1 - scale), mid * (1 + scale)
-
-    return Curve(name, model.predict, residual_band, f"± {median_ape:.3g}% ({protocol} median APE)")
+    refits = len(model_entry(artifact, network, name)["interval"]["refits"])
+    return Curve(
+        name,
+        predict,
+        band,
+        f"{level:.0%} prediction interval ({refits} bootstrap refits over configurations, "
+        "with the scatter of single runs)",
+    )

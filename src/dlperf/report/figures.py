@@ -194,19 +194,15 @@ def scaling_figure(
                 ax.legend(loc="best", ncol=1)
     what = "Throughput" if throughput else "Epoch time"
     bands = sorted({f"{n}: {c.band_source}" for n, c in curves.items() if c.band_source})
-    no_band = sorted(n for n, c in curves.items() if not c.band_source)
+    no_band = sorted(f"{n} ({c.no_band_reason})" for n, c in curves.items() if not c.band_source)
     caption = (
         f"{what} against the number of workers: measured medians over repetitions (bars: "
         "interquartile range), one colour per per-worker batch size; one row per fitted model, "
         "solid inside the measured range and dashed beyond it (right of the dotted line). "
-        "Shaded: the model's uncertainty band, "
+        "Shaded: the model's prediction interval, as `dlperf predict` gives it: "
         + ("; ".join(bands) if bands else "none available")
-        + (
-            f"; no band for {', '.join(no_band)} (no validation result)"
-            if no_band and bands
-            else ""
-        )
-        + ". A band from the median APE is the typical held-out error, not a confidence interval."
+        + (f"; no band for {'; '.join(no_band)}" if no_band else "")
+        + "."
     )
     kind = "throughput" if throughput else "scaling"
     return _render(

@@ -170,7 +170,7 @@ def network_section(
             continue
         try:
             load_model(artifact, network, name)  # names the problem if the entry is unreadable
-            curves[name] = model_curve(name, entry, framework, network, summary)
+            curves[name] = model_curve(name, artifact, network)
         except (InsufficientData, KeyError, ValueError) as exc:
             not_fitted.append(f"{name}: cannot be loaded ({exc})")
     if not_fitted:
