@@ -1,12 +1,18 @@
-"""Analytical roofline compute + alpha-beta ring all-reduce, in the manner of Castello et al. 2021.
+"""Analytical compute (b 3F / R) + alpha-beta ring all-reduce, after Castello et al. 2021.
 
-    t_iter = b F / R  +  2 (p-1)/p * 4 W / B  +  2 (p-1) alpha
+    t_iter = b 3F / R  +  2 (p-1)/p * 4 W / B  +  2 (p-1) alpha
     T      = I(p, b, d) * t_iter
 
-R is the sustained FLOP rate, B the all-reduce bandwidth (bytes/s, FP32 gradients) and
-alpha the per-message latency. The three hardware constants (as 1/R, 1/B, alpha) are fitted
-by NNLS on relative error. F (flops_per_sample) and W (param_count) come from the table when
-it has them; otherwise they are taken as 1 and absorbed into the fitted constants.
+F is the forward FLOPs per sample (``flops_per_sample``); training costs about 3F per sample
+(the backward pass computes gradients of activations and of weights, each about the forward's
+cost), so R is the sustained training FLOP rate. B is the all-reduce bandwidth (bytes/s, FP32
+gradients of W parameters) and alpha the per-message latency. The three hardware constants (as
+1/R, 1/B, alpha) are fitted by NNLS on relative error. F and W come from the table when it has
+them; otherwise they are taken as 1 and absorbed into the fitted constants.
+
+It is not a roofline. A roofline takes per-iteration compute as max(b 3F / R, b M / BW) for the
+bytes M a sample moves; no table here has M, and within one network's fit both ceilings grow
+with b alike, so the data could not tell them apart (docs/model.md, "castello").
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from .base import (
 )
 
 BYTES_PER_PARAM = 4.0  # FP32 gradients
+# Training FLOPs per sample over forward FLOPs: forward, plus a backward pass of about twice it.
+TRAINING_FLOPS_FACTOR = 3.0
 
 
 def _column(frame: pd.DataFrame, name: str) -> np.ndarray | None:
@@ -35,9 +43,13 @@ def _column(frame: pd.DataFrame, name: str) -> np.ndarray | None:
 
 class CastelloModel(PerformanceModel):
     name = "castello"
-    description = "roofline + alpha-beta ring all-reduce: I*(b F/R + 2(p-1)/p 4W/B + 2(p-1) alpha)"
+    description = (
+        "analytical compute + alpha-beta ring all-reduce (after Castello et al.): "
+        "I*(b 3F/R + 2(p-1)/p 4W/B + 2(p-1) alpha)"
+    )
     min_points = 2
-    # Compute scales with F and the all-reduce with W of each row when the table has them.
+    # Compute scales with F and the all-reduce with W of each row when the table has them; no
+    # term depends on the node count.
     capabilities = Capabilities(
         uses_network_features=True,
         extrapolates_in=frozenset({"procs", "batch_size", "data_size"}),
@@ -45,11 +57,6 @@ class CastelloModel(PerformanceModel):
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed
-        self.inv_rate = self.inv_bandwidth = self.latency = 0.0
-        # F and W of the network fitted on (one network per fit): rows to predict that lack
-        # the columns (a report's prediction grid, `dlperf predict`) are that network.
-        self.flops: float | None = None
-        self.params: float | None = None
 
     def _feature(self, frame: pd.DataFrame, name: str, fitted: float | None) -> np.ndarray:
         if fitted is None:
@@ -60,11 +67,11 @@ class CastelloModel(PerformanceModel):
     def _design(self, frame: pd.DataFrame) -> np.ndarray:
         p = frame["procs"].to_numpy(float)
         b = frame["batch_size"].to_numpy(float)
-        flops = self._feature(frame, "flops_per_sample", self.flops)
-        params = self._feature(frame, "param_count", self.params)
+        flops = self._feature(frame, "flops_per_sample", self.flops_)
+        params = self._feature(frame, "param_count", self.params_)
         return np.column_stack(
             [
-                b * flops,
+                b * TRAINING_FLOPS_FACTOR * flops,
                 2.0 * (p - 1.0) / p * BYTES_PER_PARAM * params,
                 2.0 * (p - 1.0),
             ]
@@ -74,18 +81,20 @@ class CastelloModel(PerformanceModel):
         self.check_enough(frame)
         flops = _column(frame, "flops_per_sample")
         params = _column(frame, "param_count")
-        self.flops = float(np.median(flops)) if flops is not None else None
-        self.params = float(np.median(params)) if params is not None else None
+        # F and W of the network fitted on: rows to predict that lack the columns (a report's
+        # prediction grid, `dlperf predict`) are that network.
+        self.flops_ = float(np.median(flops)) if flops is not None else None
+        self.params_ = float(np.median(params)) if params is not None else None
         t = iteration_seconds(frame)
         design = self._design(frame)
         coef, _ = nnls(design / t[:, None], np.ones_like(t))
         if coef[0] <= 0:
             raise InsufficientData("castello: no positive compute rate fits these points")
-        self.inv_rate, self.inv_bandwidth, self.latency = map(float, coef)
+        self.inv_rate_, self.inv_bandwidth_, self.latency_ = map(float, coef)
         return self
 
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
-        coef = np.array([self.inv_rate, self.inv_bandwidth, self.latency])
+        coef = np.array([self.inv_rate_, self.inv_bandwidth_, self.latency_])
         return iterations(frame) * (self._design(frame) @ coef)
 
     def to_dict(self) -> dict:
@@ -93,28 +102,30 @@ class CastelloModel(PerformanceModel):
             "model": self.name,
             "formula": self.description,
             # The network's F and W when the table had them (null: absorbed in the constants).
-            "flops_per_sample": self.flops,
-            "param_count": self.params,
+            "flops_per_sample": self.flops_,
+            "param_count": self.params_,
             "constants": {
-                "inv_flop_rate": self.inv_rate,
-                "inv_bandwidth": self.inv_bandwidth,
-                "latency_s": self.latency,
+                "inv_flop_rate": self.inv_rate_,
+                "inv_bandwidth": self.inv_bandwidth_,
+                "latency_s": self.latency_,
             },
-            # Readable hardware numbers (per unit F/W when the table had none).
+            # Readable hardware numbers (per unit F/W when the table had none); the FLOP rate
+            # counts training FLOPs (3F per sample).
             "hardware": {
-                "flop_rate": 1.0 / self.inv_rate if self.inv_rate > 0 else None,
+                "flop_rate": 1.0 / self.inv_rate_ if self.inv_rate_ > 0 else None,
                 "bandwidth_bytes_per_s": (
-                    1.0 / self.inv_bandwidth if self.inv_bandwidth > 0 else None
+                    1.0 / self.inv_bandwidth_ if self.inv_bandwidth_ > 0 else None
                 ),
             },
+            "settings": self.get_params(),
         }
 
     @classmethod
     def from_dict(cls, data: dict) -> CastelloModel:
-        model = cls()
+        model = cls(**data.get("settings", {}))
         c = data["constants"]
-        model.inv_rate, model.inv_bandwidth = float(c["inv_flop_rate"]), float(c["inv_bandwidth"])
-        model.latency = float(c["latency_s"])
-        model.flops = data.get("flops_per_sample")
-        model.params = data.get("param_count")
+        model.inv_rate_, model.inv_bandwidth_ = float(c["inv_flop_rate"]), float(c["inv_bandwidth"])
+        model.latency_ = float(c["latency_s"])
+        model.flops_ = data.get("flops_per_sample")
+        model.params_ = data.get("param_count")
         return model

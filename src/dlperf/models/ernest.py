@@ -33,29 +33,29 @@ class ErnestModel(PerformanceModel):
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed
-        self.theta = np.zeros(len(FEATURES))
 
     def fit(self, frame: pd.DataFrame) -> ErnestModel:
         self.check_enough(frame)
         target = positive_target(frame, self.name)
         design = _design(frame)
-        self.theta, _ = nnls(design / target[:, None], np.ones_like(target))
-        if not np.any(self.theta > 0):
+        self.theta_, _ = nnls(design / target[:, None], np.ones_like(target))
+        if not np.any(self.theta_ > 0):
             raise InsufficientData("ernest: NNLS found no non-negative fit to these points")
         return self
 
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
-        return _design(frame) @ self.theta
+        return _design(frame) @ self.theta_
 
     def to_dict(self) -> dict:
         return {
             "model": self.name,
             "formula": self.description,
-            "constants": dict(zip(FEATURES, map(float, self.theta), strict=True)),
+            "constants": dict(zip(FEATURES, map(float, self.theta_), strict=True)),
+            "settings": self.get_params(),
         }
 
     @classmethod
     def from_dict(cls, data: dict) -> ErnestModel:
-        model = cls()
-        model.theta = np.array([float(data["constants"][k]) for k in FEATURES])
+        model = cls(**data.get("settings", {}))
+        model.theta_ = np.array([float(data["constants"][k]) for k in FEATURES])
         return model

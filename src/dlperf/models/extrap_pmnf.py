@@ -6,6 +6,11 @@ modeler searches the performance-model normal form
 and the epoch time is I(p, b, d) * t_iter. The fitted function is stored with Extra-P's
 own schema, so prediction re-creates it from the artifact and evaluates it.
 
+Each node count gets its own function, fitted on that node count's points only: taking points
+that differ only in nodes as repetitions of one coordinate would average the inter-node cost
+away, and the node counts of a sweep (1, 2, 4) are too few levels for a PMNF term in n. A node
+count the fit did not see cannot be predicted (docs/model.md, "extrap").
+
 `extrap` pins numpy<2 in its metadata but runs on NumPy 2; it is installed with
 `pip install --no-deps extrap` (see docs/model.md). Without it this model reports
 `unavailable` with that instruction instead of failing.
@@ -64,77 +69,128 @@ def _extrap():
     }
 
 
+def _fit_function(xp: dict, frame: pd.DataFrame, nodes: int) -> tuple[list[str], object, str]:
+    """Extra-P's PMNF over the varying parameters of one node count's points:
+    (parameters, function, its text)."""
+    parameters = [c for c in PARAMETERS if frame[c].nunique() >= 2]
+    if not parameters:
+        raise InsufficientData(
+            f"extrap fits each node count apart and needs at least 2 levels of procs or "
+            f"batch_size on each; nodes={nodes} has one configuration"
+        )
+    for column in parameters:
+        if frame[column].nunique() < 3:
+            raise InsufficientData(
+                f"extrap needs at least 3 levels of every varying parameter on each node count "
+                f"(it fits each apart); on nodes={nodes} {column} has {frame[column].nunique()}"
+            )
+    t = iteration_seconds(frame)
+    experiment = xp["Experiment"]()
+    for column in parameters:
+        experiment.add_parameter(xp["Parameter"](column))
+    callpath, metric = xp["Callpath"]("iteration"), xp["Metric"]("time")
+    experiment.add_callpath(callpath)
+    experiment.add_metric(metric)
+    # Points that share (p, b) on this node count (other d, repetitions) are repetitions.
+    keyed = frame[parameters].astype(float).assign(t=t)
+    for key, group in keyed.groupby(parameters, sort=True):
+        coordinate = xp["Coordinate"](*np.atleast_1d(key))
+        experiment.add_coordinate(coordinate)
+        experiment.add_measurement(
+            xp["Measurement"](coordinate, callpath, metric, group["t"].tolist())
+        )
+    experiment.call_tree = xp["create_call_tree"](experiment.callpaths)
+    with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+        warnings.simplefilter("ignore")
+        generator = xp["ModelGenerator"](experiment)
+        generator.model_all()
+    function = generator.models[(callpath, metric)].hypothesis.function
+    return parameters, function, function.to_string(*experiment.parameters)
+
+
 class ExtraPModel(PerformanceModel):
+    """Fitted attribute ``functions_``: per node count, its parameters, Extra-P function (in
+    Extra-P's schema) and formula."""
+
     name = "extrap"
-    description = "Extra-P PMNF of per-iteration time over the varying parameters (p, b), times I"
+    description = (
+        "Extra-P PMNF of per-iteration time over the varying parameters (p, b), times I, "
+        "one function per node count"
+    )
     min_points = 3
+    # No trend in the node count: each node count has its own function.
     capabilities = Capabilities(extrapolates_in=frozenset({"procs", "batch_size", "data_size"}))
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed
-        self.parameters: list[str] = []
-        self.function: dict = {}
-        self.function_text = ""
-        self._function = None
 
     def fit(self, frame: pd.DataFrame) -> ExtraPModel:
         self.check_enough(frame)
         xp = _extrap()
-        self.parameters = [c for c in PARAMETERS if frame[c].nunique() >= 2]
-        if not self.parameters:
-            raise InsufficientData("extrap needs at least 2 levels of procs or batch_size")
-        for column in self.parameters:
-            if frame[column].nunique() < 3:
-                raise InsufficientData(
-                    f"extrap needs at least 3 levels of every varying parameter; {column} has "
-                    f"{frame[column].nunique()}"
-                )
-        t = iteration_seconds(frame)
-        experiment = xp["Experiment"]()
-        for column in self.parameters:
-            experiment.add_parameter(xp["Parameter"](column))
-        callpath, metric = xp["Callpath"]("iteration"), xp["Metric"]("time")
-        experiment.add_callpath(callpath)
-        experiment.add_metric(metric)
-        # Several points can share (p, b) (other d or n): Extra-P takes them as repetitions.
-        keyed = frame[self.parameters].astype(float).assign(t=t)
-        for key, group in keyed.groupby(self.parameters, sort=True):
-            coordinate = xp["Coordinate"](*np.atleast_1d(key))
-            experiment.add_coordinate(coordinate)
-            experiment.add_measurement(
-                xp["Measurement"](coordinate, callpath, metric, group["t"].tolist())
-            )
-        experiment.call_tree = xp["create_call_tree"](experiment.callpaths)
-        with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
-            warnings.simplefilter("ignore")
-            generator = xp["ModelGenerator"](experiment)
-            generator.model_all()
-        function = generator.models[(callpath, metric)].hypothesis.function
-        self._function = function
-        self.function = xp["FunctionSchema"]().dump(function)
-        self.function_text = function.to_string(*experiment.parameters)
+        self.functions_: dict[int, dict] = {}
+        self._loaded = {}
+        for nodes, group in frame.groupby("nodes", sort=True):
+            parameters, function, text = _fit_function(xp, group, int(nodes))
+            self._loaded[int(nodes)] = function
+            self.functions_[int(nodes)] = {
+                "parameters": parameters,
+                "function": xp["FunctionSchema"]().dump(function),
+                "formula": text,
+            }
         return self
 
+    def _function(self, nodes: int):
+        if nodes not in self._loaded:
+            self._loaded[nodes] = _extrap()["FunctionSchema"]().load(
+                self.functions_[nodes]["function"]
+            )
+        return self._loaded[nodes]
+
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
-        if self._function is None:
-            self._function = _extrap()["FunctionSchema"]().load(self.function)
-        values = frame[self.parameters].to_numpy(float).T
-        per_iter = self._function.evaluate(values[0] if len(self.parameters) == 1 else values)
-        per_iter = np.broadcast_to(np.asarray(per_iter, float), (len(frame),))
+        nodes = frame["nodes"].to_numpy(int)
+        unseen = sorted(set(nodes.tolist()) - set(self.functions_))
+        if unseen:
+            raise InsufficientData(
+                f"extrap fits each node count apart and was fitted on nodes="
+                f"{sorted(self.functions_)}, not {unseen}; measure those node counts or use a "
+                "model with a node term (generic, linreg_sfs)"
+            )
+        per_iter = np.empty(len(frame))
+        for count in np.unique(nodes):
+            rows = nodes == count
+            parameters = self.functions_[int(count)]["parameters"]
+            values = frame.loc[rows, parameters].to_numpy(float).T
+            value = self._function(int(count)).evaluate(
+                values[0] if len(parameters) == 1 else values
+            )
+            per_iter[rows] = np.broadcast_to(np.asarray(value, float), (int(rows.sum()),))
         return iterations(frame) * per_iter
+
+    def formula(self) -> str:
+        texts = {n: f["formula"] for n, f in self.functions_.items()}
+        if len(texts) == 1:
+            return f"T = ceil(d/(p*b)) * ({next(iter(texts.values()))})"
+        per_node = "; ".join(f"n={n}: {text}" for n, text in texts.items())
+        return f"T = ceil(d/(p*b)) * t_n(p, b), one function per node count: {per_node}"
 
     def to_dict(self) -> dict:
         return {
             "model": self.name,
-            "formula": f"T = ceil(d/(p*b)) * ({self.function_text})",
-            "parameters": self.parameters,
-            "function": self.function,
+            "formula": self.formula(),
+            "functions": [{"nodes": n, **f} for n, f in self.functions_.items()],
+            "settings": self.get_params(),
         }
 
     @classmethod
     def from_dict(cls, data: dict) -> ExtraPModel:
-        model = cls()
-        model.parameters = list(data["parameters"])
-        model.function = data["function"]
-        model.function_text = data["formula"]
+        model = cls(**data.get("settings", {}))
+        model.functions_ = {
+            int(f["nodes"]): {
+                "parameters": list(f["parameters"]),
+                "function": f["function"],
+                "formula": f["formula"],
+            }
+            for f in data["functions"]
+        }
+        model._loaded = {}
         return model

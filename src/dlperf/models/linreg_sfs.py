@@ -2,13 +2,16 @@
 
 Candidate features are expanded from the configuration (1/p, b, d/p, log p, p, b/p, I, I*b,
 inverses and products); forward selection adds one at a time while the cross-validated
-percentage error improves, then LinearRegression is fitted on the chosen ones. The selected
-features and coefficients are the model.
+percentage error improves, and stops at ``max_features``; then LinearRegression is fitted on the
+chosen ones, in the order they were chosen. The selected features and coefficients are the model
+(docs/model.md).
 
 The selection is scikit-learn's SequentialFeatureSelector (forward, n_features_to_select="auto",
-tol, MAPE scoring, the same KFold) written out in numpy: the same steps and the same choice, but
-without the estimator cloning and input checks of each of its hundreds of small fits, which made
-it the slowest model to cross-validate.
+tol, MAPE scoring) written out in numpy: the same steps and the same choice, but without the
+estimator cloning and input checks of each of its hundreds of small fits, which made it the
+slowest model to cross-validate. Its folds are grouped by configuration
+(:func:`dlperf.folds.grouped_kfold`), so rows that differ only in data size never sit on both
+sides of a split.
 """
 
 from __future__ import annotations
@@ -19,9 +22,10 @@ import numpy as np
 import pandas as pd
 from scipy import linalg
 from sklearn.linear_model import LinearRegression
-from sklearn.model_selection import KFold
 
-from .base import InsufficientData, PerformanceModel, iterations, positive_target
+from dlperf.folds import grouped_kfold, n_configurations
+
+from .base import Capabilities, InsufficientData, PerformanceModel, iterations, positive_target
 
 
 def expanded_features(frame: pd.DataFrame) -> pd.DataFrame:
@@ -55,6 +59,28 @@ def expanded_features(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+# The candidate features, in the order expanded_features makes them.
+CANDIDATES = (
+    "1/p",
+    "b",
+    "1/b",
+    "d",
+    "d/p",
+    "log2(p)",
+    "p",
+    "b/p",
+    "n",
+    "I",
+    "I*b",
+    "I*log2(p)",
+    "I*(p-1)/p",
+    "I*p",
+    "I*[n>1]",
+    "d/(p*b)",
+    "d*log2(p)/p",
+)
+
+
 def _ols_fold_mape(x: np.ndarray, y: np.ndarray, splits: list) -> float:
     """Mean over folds of the held-out MAPE of least squares with an intercept
     (LinearRegression's fit: centre, then solve), as a fraction."""
@@ -69,12 +95,16 @@ def _ols_fold_mape(x: np.ndarray, y: np.ndarray, splits: list) -> float:
     return float(np.mean(scores))
 
 
-def forward_select(x: np.ndarray, y: np.ndarray, splits: list, tol: float) -> np.ndarray:
-    """Column mask chosen by forward selection: add the column whose cross-validated score
-    (negative MAPE) is best, while it improves the score by at least ``tol``."""
+def forward_select(
+    x: np.ndarray, y: np.ndarray, splits: list, tol: float, max_features: int
+) -> list[int]:
+    """Column indices in the order forward selection chose them: add the column whose
+    cross-validated score (negative MAPE) is best, while it improves the score by at least
+    ``tol``, up to ``max_features`` columns (and never all of them, as scikit-learn's "auto")."""
     mask = np.zeros(x.shape[1], bool)
+    order: list[int] = []
     old_score = -np.inf
-    for _ in range(x.shape[1] - 1):
+    for _ in range(min(x.shape[1] - 1, max_features)):
         scores = {}
         for candidate in np.flatnonzero(~mask):
             trial = mask.copy()
@@ -85,71 +115,101 @@ def forward_select(x: np.ndarray, y: np.ndarray, splits: list, tol: float) -> np
             break
         old_score = scores[best]
         mask[best] = True
-    return mask
+        order.append(int(best))
+    return order
 
 
 class LinregSFSModel(PerformanceModel):
     name = "linreg_sfs"
     description = "linear regression on forward-selected features (1/p, b, d/p, log p, I, I*b, ...)"
     min_points = 4
+    # Its candidate features include n and I*[n>1]; it fits across several node counts.
+    capabilities = Capabilities()
 
     def __init__(
-        self, max_features: int = 6, tol: float = 1e-3, cv: int = 3, seed: int = 0
+        self,
+        max_features: int = 6,
+        tol: float = 1e-3,
+        cv: int = 3,
+        features: list[str] | None = None,
+        seed: int = 0,
     ) -> None:
-        self.seed = seed
+        if int(max_features) < 1:
+            raise ValueError(
+                f"linreg_sfs: max_features must be at least 1, got {max_features}; "
+                "set models: linreg_sfs: max_features: to 1 or more"
+            )
         self.max_features = int(max_features)
         self.tol = float(tol)
         self.cv = int(cv)
-        self.selected: list[str] = []
-        self.coef: list[float] = []
-        self.intercept = 0.0
+        # A fixed feature list skips the selection (bootstrap refits keep the chosen one).
+        self.features = list(features) if features is not None else None
+        known = set(CANDIDATES)
+        if self.features is not None and (not self.features or set(self.features) - known):
+            raise ValueError(
+                f"linreg_sfs: features must be a non-empty list of {', '.join(CANDIDATES)}; "
+                f"got {self.features}"
+            )
+        self.seed = seed
+
+    def refit_params(self) -> dict:
+        """Refits keep the features this fit selected, in their order."""
+        return {**self.get_params(), "features": list(self.selected_)}
 
     def fit(self, frame: pd.DataFrame) -> LinregSFSModel:
         self.check_enough(frame)
         target = positive_target(frame, self.name)
         features = expanded_features(frame)
+        chosen = self._select(frame, target, features) if self.features is None else self.features
+        regression = LinearRegression().fit(features[chosen].to_numpy(float), target)
+        self.selected_ = list(chosen)
+        self.coef_ = [float(c) for c in regression.coef_]
+        self.intercept_ = float(regression.intercept_)
+        return self
+
+    def _select(self, frame: pd.DataFrame, target: np.ndarray, features: pd.DataFrame) -> list:
+        """The features forward selection chooses, in the order it chose them."""
         # Drop constant and duplicate columns: they carry nothing the intercept does not.
         features = features.loc[:, features.nunique() > 1].T.drop_duplicates().T
         if features.shape[1] == 0:
             raise InsufficientData("linreg_sfs: no feature varies across these points")
-        folds = KFold(n_splits=min(self.cv, len(frame)), shuffle=True, random_state=self.seed)
         if features.shape[1] == 1:
-            chosen = list(features.columns)
-        else:
-            splits = list(folds.split(features))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                mask = forward_select(features.to_numpy(float), target, splits, self.tol)
-            chosen = list(features.columns[mask])
-        chosen = chosen[: self.max_features]
-        regression = LinearRegression().fit(features[chosen].to_numpy(float), target)
-        self.selected = chosen
-        self.coef = [float(c) for c in regression.coef_]
-        self.intercept = float(regression.intercept_)
-        return self
+            return list(features.columns)
+        if n_configurations(frame) < 2:
+            raise InsufficientData(
+                "linreg_sfs selects features by cross-validation over configurations "
+                "(nodes, procs, batch_size) and these points hold only one; measure another"
+            )
+        splits = grouped_kfold(frame, self.cv, self.seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            order = forward_select(
+                features.to_numpy(float), target, splits, self.tol, self.max_features
+            )
+        return [str(features.columns[i]) for i in order]
 
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
-        features = expanded_features(frame)[self.selected].to_numpy(float)
-        return self.intercept + features @ np.asarray(self.coef, float)
+        features = expanded_features(frame)[self.selected_].to_numpy(float)
+        return self.intercept_ + features @ np.asarray(self.coef_, float)
 
     def to_dict(self) -> dict:
         formula = " + ".join(
-            [f"{self.intercept:.6g}"]
-            + [f"{c:.6g}*{f}" for f, c in zip(self.selected, self.coef, strict=True)]
+            [f"{self.intercept_:.6g}"]
+            + [f"{c:.6g}*{f}" for f, c in zip(self.selected_, self.coef_, strict=True)]
         )
         return {
             "model": self.name,
             "formula": "T = " + formula,
-            "selected_features": self.selected,
-            "coefficients": dict(zip(self.selected, self.coef, strict=True)),
-            "intercept": self.intercept,
+            "selected_features": self.selected_,
+            "coefficients": dict(zip(self.selected_, self.coef_, strict=True)),
+            "intercept": self.intercept_,
             "settings": self.get_params(),
         }
 
     @classmethod
     def from_dict(cls, data: dict) -> LinregSFSModel:
         model = cls(**data["settings"])
-        model.selected = list(data["selected_features"])
-        model.coef = [float(data["coefficients"][f]) for f in model.selected]
-        model.intercept = float(data["intercept"])
+        model.selected_ = list(data["selected_features"])
+        model.coef_ = [float(data["coefficients"][f]) for f in model.selected_]
+        model.intercept_ = float(data["intercept"])
         return model

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from dlperf.folds import kfold_indices
+from dlperf.folds import grouped_kfold, n_configurations
 
 from .base import TARGET
 
@@ -32,9 +32,10 @@ def choose_lambda(
     The largest weight within 2% of the best error wins: the simplest model the data allow."""
     if len(lambdas) == 1:
         return float(lambdas[0]), {}
-    if len(frame) < 2 * inner_folds:
+    # Too few configurations for folds of two or more each: the weakest penalty, untested.
+    if n_configurations(frame) < 2 * inner_folds:
         return float(min(lambdas)), {}
-    splits = kfold_indices(len(frame), inner_folds, seed)
+    splits = grouped_kfold(frame, inner_folds, seed)
     measured = frame[TARGET].to_numpy(float)
     scores = {}
     for lam in lambdas:

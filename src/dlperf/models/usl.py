@@ -43,8 +43,6 @@ class USLModel(PerformanceModel):
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed
-        self.params = dict.fromkeys(PARAMS, 0.0)
-        self.variant = "usl"
 
     def fit(self, frame: pd.DataFrame) -> USLModel:
         self.check_enough(frame)
@@ -55,7 +53,7 @@ class USLModel(PerformanceModel):
         b = frame["batch_size"].to_numpy(float)
         # Identifiable parameters only: kappa needs 3 procs levels, beta 2 batch levels.
         free = [True, levels(frame, "batch_size") >= 2, True, levels(frame, "procs") >= 3]
-        self.variant = "usl" if free[3] else "amdahl"
+        self.variant_ = "usl" if free[3] else "amdahl"
         start = np.array([t.min() * 0.5, 0.0, 0.05, 0.0])
         mask = np.array(free)
 
@@ -68,26 +66,27 @@ class USLModel(PerformanceModel):
         result = least_squares(residual, first, bounds=(0.0, np.inf), method="trf")
         full = np.zeros(4)
         full[mask] = result.x
-        self.params = {k: float(v) for k, v in zip(PARAMS, full, strict=True)}
+        self.constants_ = {k: float(v) for k, v in zip(PARAMS, full, strict=True)}
         return self
 
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
         p = frame["procs"].to_numpy(float)
         b = frame["batch_size"].to_numpy(float)
-        params = np.array([self.params[k] for k in PARAMS])
+        params = np.array([self.constants_[k] for k in PARAMS])
         return iterations(frame) * _iteration_time(params, p, b)
 
     def to_dict(self) -> dict:
         return {
             "model": self.name,
             "formula": self.description,
-            "variant": self.variant,
-            "constants": self.params,
+            "variant": self.variant_,
+            "constants": self.constants_,
+            "settings": self.get_params(),
         }
 
     @classmethod
     def from_dict(cls, data: dict) -> USLModel:
-        model = cls()
-        model.params = {k: float(data["constants"][k]) for k in PARAMS}
-        model.variant = data.get("variant", "usl")
+        model = cls(**data.get("settings", {}))
+        model.constants_ = {k: float(data["constants"][k]) for k in PARAMS}
+        model.variant_ = data.get("variant", "usl")
         return model
