@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
+import pytest
 
 from dlperf import tables
-from dlperf.models import make_model
-from dlperf.models.terms import TERMS, Extrinsic
+from dlperf.models import make_model, model_from_dict
+from dlperf.models.terms import TERMS, Extrinsic, smooth_min
 
 
 def cpu_table(procs, batches, threads_per_worker=None, cores=2, device="cpu"):
@@ -83,3 +86,60 @@ def test_points_carry_the_cores_setting():
     points = tables.to_points(timings)
     assert {"threads_per_worker", "cores_per_node"} <= set(points.columns)
     assert "cores_per_node" in tables.TIMING_COLUMNS
+
+
+def overlap_table():
+    rows = [
+        dict(nodes=1, procs=p, batch_size=b, data_size=8192)
+        for p in (1, 2, 4, 8)
+        for b in (8, 16, 32, 64)
+    ]
+    frame = pd.DataFrame(rows)
+    p, b = frame["procs"].to_numpy(float), frame["batch_size"].to_numpy(float)
+    exchange, compute = 0.02 * (p - 1) / p, 1e-3 * b
+    t_iter = 2e-3 + compute + exchange - smooth_min(exchange, 0.6 * compute)
+    frame["epoch_time_s"] = epoch_times(frame, t_iter)
+    return frame
+
+
+def test_smooth_min_is_below_the_min_and_zero_with_a_zero_side():
+    x, y = np.array([0.0, 1.0, 1.0, 10.0]), np.array([1.0, 0.0, 1.0, 1.0])
+    m = smooth_min(x, y)
+    assert m[0] == m[1] == 0.0
+    assert m[2] == pytest.approx(2 ** (-1 / 4))
+    assert m[3] == pytest.approx(1.0, rel=1e-3)
+    assert np.all(m <= np.minimum(x, y))
+
+
+def test_overlap_term_recovers_the_hidden_share_and_shows_negative_seconds():
+    frame = overlap_table()
+    terms = ["overhead", "compute", "allreduce_bw"]
+    model = make_model("generic", {"terms": terms + ["overlap"], "lambdas": [0.0]}, seed=0)
+    model.fit(frame)
+    without = make_model("generic", {"terms": terms, "lambdas": [0.0]}, seed=0).fit(frame)
+    assert model.train_mape_ < 0.01 < 1.0 < without.train_mape_
+    assert model.values_["overlap"] == pytest.approx(0.6, rel=1e-3)
+    seconds = model.term_seconds(frame)
+    assert (seconds["overlap"] <= 0).all() and (seconds["overlap"] < 0).any()
+    np.testing.assert_allclose(seconds.sum(axis=1), model.predict(frame))
+    # Round trip through the artifact entry keeps the nonlinear prediction.
+    again = model_from_dict(json.loads(json.dumps(model.to_dict())))
+    np.testing.assert_allclose(again.predict(frame), model.predict(frame))
+
+
+def test_overlap_needs_compute_and_communication():
+    frame = overlap_table()
+    model = make_model("generic", {"terms": ["overhead", "compute", "overlap"]}).fit(frame)
+    assert "overlap" in model.identification_.inactive
+
+
+def test_full_differential_evolution_matches_the_exact_constants_on_linear_terms():
+    frame = overlap_table()
+    settings = {"terms": ["overhead", "compute", "allreduce_bw"], "lambdas": [0.0]}
+    exact = make_model("generic", settings, seed=0).fit(frame)
+    full = make_model("generic", {**settings, "search": "full_de"}, seed=0).fit(frame)
+    assert full.get_params()["search"] == "full_de"
+    assert full.train_mape_ == pytest.approx(exact.train_mape_, rel=1e-3)
+    np.testing.assert_allclose(full.predict(frame), exact.predict(frame), rtol=1e-3)
+    with pytest.raises(ValueError, match="full_de"):
+        make_model("generic", {"search": "newton"})

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .base import TARGET, InsufficientData
-from .terms import IDENTIFY_ORDER, TERMS, TermColumns
+from .terms import COMMUNICATION_TERMS, COMPUTE_TERMS, IDENTIFY_ORDER, TERMS, TermColumns
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,10 @@ def identify(
     at_exponent = [at_one if a == 1.0 else columns(frame, a) for a in exponents]
     bounds, scales = {}, {}
     for name in active:
+        if TERMS[name].coupled:
+            # The overlap's constant is a share of compute: between none and all of it.
+            bounds[name], scales[name] = (0.0, 1.0), 1.0
+            continue
         ratios = []
         for cols in at_exponent:
             c = cols[name]
@@ -70,6 +74,8 @@ def _unidentifiable(
     inactive: dict[str, str] = {}
     kept: list[str] = []
     for name in sorted(terms, key=IDENTIFY_ORDER.index):
+        if TERMS[name].coupled:
+            continue
         col = at_one[name]
         if not np.any(col > 0):
             inactive[name] = "not identifiable: its feature is zero at every point"
@@ -84,6 +90,9 @@ def _unidentifiable(
             )
             continue
         kept.append(name)
+    for name in (t for t in terms if TERMS[t].coupled):
+        if not (set(kept) & set(COMPUTE_TERMS) and set(kept) & set(COMMUNICATION_TERMS)):
+            inactive[name] = "not identifiable: it needs an active compute and communication term"
     return inactive
 
 

@@ -87,6 +87,9 @@ class Term:
     uses_exponent: bool = False
     # Across networks: the per-network feature this term scales with (a timings column).
     intrinsic: str | None = None
+    # Its seconds follow from other terms' (overlap): nonlinear in the constants, so the fit
+    # searches every constant by differential evolution when it is on.
+    coupled: bool = False
 
 
 TERMS: dict[str, Term] = {
@@ -192,8 +195,51 @@ TERMS: dict[str, Term] = {
             "inter-node exchange that grows with the node count (tree stage between nodes)",
             lambda x: np.ceil(np.log2(x.n)),
         ),
+        Term(
+            "overlap",
+            "c11",
+            "-smin(comm, c11*compute)",
+            True,
+            "communication hidden behind the backward pass (negative seconds): a smooth min of "
+            "the communication terms and the share c11 of compute they can overlap",
+            # Not a column: its seconds come from the other terms' (overlap_seconds).
+            lambda x: np.zeros_like(x.p),
+            coupled=True,
+        ),
     )
 }
+# What the overlap term couples: the compute it hides behind and the exchange it hides.
+COMPUTE_TERMS = ("compute", "core_share")
+COMMUNICATION_TERMS = (
+    "allreduce_bw",
+    "allreduce_lat",
+    "internode",
+    "internode_scaling",
+    "ps_sync",
+    "sync_linear",
+)
+OVERLAP = "overlap"
+# Sharpness q of the smooth min (x^-q + y^-q)^(-1/q): at x = y it hides 2^(-1/q) = 84% of x.
+OVERLAP_SHARPNESS = 4.0
+
+
+def smooth_min(x: Array, y: Array) -> Array:
+    """(x^-q + y^-q)^(-1/q) for x, y >= 0: below min(x, y), equal to it far from x = y; 0 when
+    either is 0. Written as x y / (x^q + y^q)^(1/q) so that zeros need no special case."""
+    q = OVERLAP_SHARPNESS
+    x, y = np.maximum(x, 0.0), np.maximum(y, 0.0)
+    norm = (x**q + y**q) ** (1.0 / q)
+    return np.divide(x * y, norm, out=np.zeros_like(norm), where=norm > 0)
+
+
+def overlap_seconds(seconds: Mapping[str, Array], share: float) -> Array:
+    """The overlap term's (negative) seconds: communication hidden behind ``share`` of compute."""
+    zero = np.zeros_like(next(iter(seconds.values())), dtype=float)
+    compute = sum((seconds[t] for t in COMPUTE_TERMS if t in seconds), zero)
+    exchange = sum((seconds[t] for t in COMMUNICATION_TERMS if t in seconds), zero)
+    return -smooth_min(exchange, share * compute)
+
+
 DEFAULT_TERMS = ["fixed", "overhead", "compute", "allreduce_bw", "allreduce_lat", "internode"]
 # Which term keeps its column when two cannot be told apart from the data: the one that
 # explains the time physically (compute before overhead, communication before fixed).
@@ -205,6 +251,7 @@ IDENTIFY_ORDER = [
     "internode",
     "internode_scaling",
     "ps_sync",
+    "overlap",
     "sync_linear",
     "overhead",
     "per_sample",
