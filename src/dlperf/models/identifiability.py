@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .identify import MIN_BATCH_LEVELS_FOR_EXPONENT
 from .terms import TERMS
 
 DEFAULT_LEVEL = 0.95
@@ -42,10 +43,10 @@ def _exponent_reason(entry: dict, points: pd.DataFrame) -> str | None:
     if not any(TERMS[t].uses_exponent for t in active):
         return "no active term carries b^a"
     levels = int(points["batch_size"].nunique())
-    if levels < 3:
+    if levels < MIN_BATCH_LEVELS_FOR_EXPONENT:
         return (
-            f"{levels} batch-size level(s) measured; fitting a needs 3 or more, so a = 1 "
-            "(compute proportional to the batch)"
+            f"{levels} batch-size level(s) measured; fitting a needs "
+            f"{MIN_BATCH_LEVELS_FOR_EXPONENT} or more, so a = 1 (compute proportional to the batch)"
         )
     return (
         f"{len(points)} measured points leave no residual degree of freedom for a; a = 1 "

@@ -16,6 +16,11 @@ import pandas as pd
 from .base import TARGET, InsufficientData
 from .terms import COMMUNICATION_TERMS, COMPUTE_TERMS, IDENTIFY_ORDER, TERMS, TermColumns
 
+# The exponent a is fitted from this many batch-size levels on: with three, c1 + c2*b^a has no
+# residual degree of freedom along b and 2% noise moves a over 0.79-1.08 and c1 6x; with four,
+# 0.85-0.98 and 1.5x (docs/model.md, identifiability).
+MIN_BATCH_LEVELS_FOR_EXPONENT = 4
+
 
 @dataclass(frozen=True)
 class Identification:
@@ -42,7 +47,7 @@ def identify(
     inactive = _unidentifiable(terms, at_one, target)
     active = [t for t in terms if t not in inactive]
     exponent_fitted = any(TERMS[t].uses_exponent for t in active) and (
-        frame["batch_size"].nunique() >= 3
+        frame["batch_size"].nunique() >= MIN_BATCH_LEVELS_FOR_EXPONENT
     )
     exponent_fitted = _keep_degrees_of_freedom(terms, inactive, exponent_fitted, len(frame))
     active = [t for t in terms if t not in inactive]

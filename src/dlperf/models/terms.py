@@ -240,7 +240,17 @@ def overlap_seconds(seconds: Mapping[str, Array], share: float) -> Array:
     return -smooth_min(exchange, share * compute)
 
 
-DEFAULT_TERMS = ["fixed", "overhead", "compute", "allreduce_bw", "allreduce_lat", "internode"]
+# core_share is zero (so inactive) off the CPU and without the cores columns. The other new
+# terms stay optional: the ablation (docs/model.md) found no data that supports them.
+DEFAULT_TERMS = [
+    "fixed",
+    "overhead",
+    "compute",
+    "core_share",
+    "allreduce_bw",
+    "allreduce_lat",
+    "internode",
+]
 # Which term keeps its column when two cannot be told apart from the data: the one that
 # explains the time physically (compute before overhead, communication before fixed).
 IDENTIFY_ORDER = [
