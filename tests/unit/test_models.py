@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import itertools
+import json
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from dlperf.io import dumps_json
-from dlperf.models import DEFAULT_MODELS, MODELS, InsufficientData, make_model, model_from_dict
+from dlperf.models import (
+    DEFAULT_MODELS,
+    MODELS,
+    InsufficientData,
+    capabilities_of,
+    clone,
+    make_model,
+    model_from_dict,
+)
 from dlperf.models.artifact import fit_framework, fit_one
 from dlperf.models.generic import GenericModel
+from dlperf.models.linreg_sfs import CANDIDATES, LinregSFSModel
+from dlperf.models.penalty import choose_lambda
 
 TRUE = {
     "fixed": 0.5,
@@ -256,3 +267,249 @@ def test_extrap_reports_unavailable_when_the_package_is_missing(monkeypatch):
     entry = fit_one("extrap", {}, points(), seed=0)
     assert entry["status"] == "unavailable"
     assert "pip install --no-deps 'extrap==4.2.5'" in entry["reason"]
+
+
+# -- inner cross-validation grouped by configuration ------------------------------------------
+
+
+def _configurations(frame: pd.DataFrame) -> set[tuple]:
+    return set(map(tuple, frame[["nodes", "procs", "batch_size"]].to_numpy().tolist()))
+
+
+def test_lambda_inner_folds_never_split_a_configuration():
+    frame = points(noise=0.02)  # two data sizes per configuration: near-copies
+    folds = []
+
+    def fit(train, lam):
+        def predict(test):
+            folds.append((lam, _configurations(train), _configurations(test)))
+            return np.ones(len(test))
+
+        return predict
+
+    choose_lambda(frame, [0.0, 1e-3], inner_folds=3, seed=0, fit=fit)
+    assert len(folds) == 2 * 3
+    for lam in (0.0, 1e-3):
+        tests = [test for fold_lam, train, test in folds if fold_lam == lam]
+        for _, train, test in (f for f in folds if f[0] == lam):
+            assert not train & test
+        assert set().union(*tests) == _configurations(frame)
+        assert sum(len(t) for t in tests) == len(_configurations(frame))
+
+
+def test_generic_model_chooses_lambda_on_grouped_folds(monkeypatch):
+    import dlperf.models.penalty as penalty
+
+    seen = []
+    real = penalty.grouped_kfold
+
+    def spy(frame, k, seed):
+        splits = real(frame, k, seed)
+        seen.extend((frame.iloc[train], frame.iloc[test]) for train, test in splits)
+        return splits
+
+    monkeypatch.setattr(penalty, "grouped_kfold", spy)
+    GenericModel(lambdas=[0.0, 1e-3], seed=0).fit(points(noise=0.02))
+    assert seen
+    for train, test in seen:
+        assert not _configurations(train) & _configurations(test)
+
+
+def test_linreg_sfs_selection_folds_never_split_a_configuration(monkeypatch):
+    import dlperf.models.linreg_sfs as linreg
+
+    frame = points(noise=0.02)
+    seen = []
+    real = linreg.forward_select
+
+    def spy(x, y, splits, tol, max_features):
+        seen.extend(splits)
+        return real(x, y, splits, tol, max_features)
+
+    monkeypatch.setattr(linreg, "forward_select", spy)
+    make_model("linreg_sfs", seed=0).fit(frame)
+    assert seen
+    for train, test in seen:
+        assert not _configurations(frame.iloc[train]) & _configurations(frame.iloc[test])
+
+
+# -- linreg_sfs: the selection order is kept ----------------------------------------------------
+
+
+def test_linreg_sfs_caps_its_selection_in_the_order_it_chose():
+    frame = points(seed=0, noise=0.01)
+    uncapped = LinregSFSModel(max_features=len(CANDIDATES), seed=0).fit(frame)
+    first = uncapped.selected_[0]
+    # The case the old code got wrong: cutting the chosen set in column order drops the first pick.
+    column_order_cut = sorted(uncapped.selected_, key=CANDIDATES.index)[:2]
+    assert first not in column_order_cut
+    capped = LinregSFSModel(max_features=2, seed=0).fit(frame)
+    assert capped.selected_ == uncapped.selected_[:2]
+    old = LinregSFSModel(features=column_order_cut, seed=0).fit(frame)
+    assert mape(capped, frame) < mape(old, frame)
+
+
+def test_linreg_sfs_refits_keep_the_selected_features():
+    frame = points(noise=0.02)
+    model = make_model("linreg_sfs", seed=0).fit(frame)
+    refit = clone(model, **model.refit_params()).fit(frame.sample(frac=0.7, random_state=1))
+    assert refit.selected_ == model.selected_
+    with pytest.raises(ValueError, match="features must be"):
+        LinregSFSModel(features=["bogus"])
+
+
+# -- castello and extrap ------------------------------------------------------------------------
+
+
+def test_castello_counts_the_backward_pass_in_its_flop_rate():
+    frame = points(procs=(1,), noise=0.0, flops_per_sample=2e6, param_count=1e5)
+    rate = 1e10  # training FLOP/s
+    iters = np.ceil(frame["data_size"] / (frame["procs"] * frame["batch_size"]))
+    frame["epoch_time_s"] = iters * frame["batch_size"] * 3 * 2e6 / rate
+    entry = make_model("castello", seed=0).fit(frame).to_dict()
+    assert entry["hardware"]["flop_rate"] == pytest.approx(rate, rel=1e-6)
+    assert "roofline" not in entry["formula"]
+
+
+def test_extrap_keeps_node_counts_apart():
+    frame = pd.concat(
+        [points(procs=(2, 4, 8), noise=0.0).assign(nodes=n) for n in (1, 2)], ignore_index=True
+    )
+    p, b = frame["procs"], frame["batch_size"]
+    iters = np.ceil(frame["data_size"] / (p * b))
+    # Two nodes add a fixed inter-node cost per iteration: merged, it would be averaged away.
+    t_iter = 0.01 + 1e-3 * b + 0.02 * np.log2(p) + 0.05 * (frame["nodes"] == 2)
+    frame["epoch_time_s"] = iters * t_iter
+    entry = fit_one("extrap", {}, frame, seed=0)
+    if entry["status"] == "unavailable":
+        pytest.skip(entry["reason"])
+    model = model_from_dict(entry)
+    assert [f["nodes"] for f in entry["functions"]] == [1, 2]
+    for n in (1, 2):
+        rows = frame[frame["nodes"] == n]
+        assert mape(model, rows) < 3.0, n
+    # A node count it did not see: the nearest fitted one's function (no trend in n).
+    np.testing.assert_allclose(
+        model.predict(frame.assign(nodes=4)), model.predict(frame.assign(nodes=2))
+    )
+
+
+# -- the contract, on every registered model ----------------------------------------------------
+
+# Rich enough for every model: 5 worker counts on 1 and 2 nodes, 4 batch sizes, 2 data sizes.
+CONTRACT_POINTS = points(noise=0.02, flops_per_sample=1e6, param_count=1e5)
+
+
+def _fitted(name: str, frame: pd.DataFrame = CONTRACT_POINTS, seed: int = 0):
+    entry = fit_one(name, {}, frame, seed=seed)
+    if entry["status"] == "unavailable":
+        pytest.skip(entry["reason"])
+    assert entry["status"] == "ok", entry.get("reason")
+    return make_model(name, seed=seed).fit(frame)
+
+
+def _json(value):
+    return json.loads(dumps_json(value))
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_features_a_model_has_no_trend_in_extrapolate_flat(name):
+    model = _fitted(name)
+    rows = CONTRACT_POINTS.head(8)
+    unseen = {"nodes": 4, "procs": 32, "batch_size": 128, "data_size": 16384}
+    for feature in sorted(set(unseen) - capabilities_of(model).extrapolates_in):
+        # Beyond the measured levels, the prediction is the one at the largest measured level.
+        largest = CONTRACT_POINTS[feature].max()
+        np.testing.assert_allclose(
+            model.predict(rows.assign(**{feature: unseen[feature]})),
+            model.predict(rows.assign(**{feature: largest})),
+            rtol=1e-12,
+            err_msg=feature,
+        )
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_network_features_change_a_prediction_only_when_declared(name):
+    model = _fitted(name)
+    rows = CONTRACT_POINTS.head(8)
+    bigger = rows.assign(flops_per_sample=1e8, param_count=1e7)
+    changed = not np.allclose(model.predict(bigger), model.predict(rows), rtol=1e-9)
+    assert changed == capabilities_of(model).uses_network_features
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_min_levels_are_what_the_fit_needs(name):
+    caps = capabilities_of(MODELS[name])
+    # One node: extrap also needs 3 levels of a varying parameter on every node count.
+    single_level = (("procs", {"procs": (1,)}), ("batch_size", {"batches": (32,)}))
+    for feature, single in single_level:
+        grid = {"procs": (1, 2, 4, 8), **single}
+        frame = points(noise=0.02, flops_per_sample=1e6, param_count=1e5, **grid)
+        entry = fit_one(name, {}, frame, seed=0)
+        if entry["status"] == "unavailable":
+            pytest.skip(entry["reason"])
+        needs_more = caps.min_levels.get(feature, 1) > 1
+        assert (entry["status"] == "insufficient_data") == needs_more, (feature, entry)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_breakdown_is_declared_and_adds_up(name):
+    model = _fitted(name)
+    if capabilities_of(model).has_breakdown:
+        seconds = model.term_seconds(CONTRACT_POINTS)
+        np.testing.assert_allclose(seconds.sum(axis=1), model.predict(CONTRACT_POINTS))
+    else:
+        assert not hasattr(model, "term_seconds")
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_across_network_models_tell_networks_apart(name):
+    if not capabilities_of(MODELS[name]).across_networks:
+        assert make_model(name).capabilities.across_networks is False
+        return
+    assert capabilities_of(MODELS[name]).uses_network_features
+    both = pd.concat(
+        [
+            points(network="a", noise=0.02, flops_per_sample=1e6, param_count=1e5),
+            points(network="b", noise=0.02, flops_per_sample=8e6, param_count=4e5),
+        ],
+        ignore_index=True,
+    )
+    model = make_model(name, seed=0).fit(both)
+    grid = both[both["network"] == "a"].drop(columns=["flops_per_sample", "param_count"])
+    assert not np.allclose(model.predict(grid), model.predict(grid.assign(network="b")))
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_clone_gives_an_unfitted_model_with_the_same_params(name):
+    model = _fitted(name, seed=4)
+    copy = clone(model)
+    assert type(copy) is type(model)
+    assert copy.get_params() == model.get_params()
+    assert [k for k in vars(copy) if k.endswith("_")] == []
+    assert clone(model, seed=9).get_params()["seed"] == 9
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_fit_is_deterministic_for_a_seed(name):
+    first = dumps_json(_fitted(name, seed=3).to_dict())
+    second = dumps_json(make_model(name, seed=3).fit(CONTRACT_POINTS.copy()).to_dict())
+    assert first == second
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_artifact_entry_holds_the_settings_to_refit(name):
+    model = _fitted(name, seed=2)
+    entry = _json(model.to_dict())
+    assert entry["settings"] == _json(model.get_params())
+    assert _json(make_model(name, entry["settings"]).get_params()) == entry["settings"]
+    assert _json(model_from_dict(entry).get_params()) == entry["settings"]
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_refit_params_rebuild_the_same_structure(name):
+    model = _fitted(name)
+    refit = clone(model, **model.refit_params()).fit(CONTRACT_POINTS)
+    np.testing.assert_allclose(
+        refit.predict(CONTRACT_POINTS), model.predict(CONTRACT_POINTS), rtol=0.02
+    )

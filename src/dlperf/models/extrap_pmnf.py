@@ -9,7 +9,8 @@ own schema, so prediction re-creates it from the artifact and evaluates it.
 Each node count gets its own function, fitted on that node count's points only: taking points
 that differ only in nodes as repetitions of one coordinate would average the inter-node cost
 away, and the node counts of a sweep (1, 2, 4) are too few levels for a PMNF term in n. A node
-count the fit did not see cannot be predicted (docs/model.md, "extrap").
+count the fit did not see is predicted by the nearest fitted one's function: like the models
+without a node term, extrap has no trend in n (docs/model.md, "extrap").
 
 `extrap` pins numpy<2 in its metadata but runs on NumPy 2; it is installed with
 `pip install --no-deps extrap` (see docs/model.md). Without it this model reports
@@ -146,15 +147,16 @@ class ExtraPModel(PerformanceModel):
             )
         return self._loaded[nodes]
 
+    def _fitted_nodes(self, nodes: np.ndarray) -> np.ndarray:
+        """The fitted node count whose function predicts each row: its own where it was fitted,
+        else the nearest (the smaller on a tie). Extra-P has no trend in n here, so, like the
+        models without a node term, it carries the nearest measured node count over."""
+        fitted = np.array(sorted(self.functions_))
+        nearest = fitted[np.argmin(np.abs(nodes[:, None] - fitted[None, :]), axis=1)]
+        return nearest
+
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
-        nodes = frame["nodes"].to_numpy(int)
-        unseen = sorted(set(nodes.tolist()) - set(self.functions_))
-        if unseen:
-            raise InsufficientData(
-                f"extrap fits each node count apart and was fitted on nodes="
-                f"{sorted(self.functions_)}, not {unseen}; measure those node counts or use a "
-                "model with a node term (generic, linreg_sfs)"
-            )
+        nodes = self._fitted_nodes(frame["nodes"].to_numpy(int))
         per_iter = np.empty(len(frame))
         for count in np.unique(nodes):
             rows = nodes == count
@@ -171,7 +173,10 @@ class ExtraPModel(PerformanceModel):
         if len(texts) == 1:
             return f"T = ceil(d/(p*b)) * ({next(iter(texts.values()))})"
         per_node = "; ".join(f"n={n}: {text}" for n, text in texts.items())
-        return f"T = ceil(d/(p*b)) * t_n(p, b), one function per node count: {per_node}"
+        return (
+            f"T = ceil(d/(p*b)) * t_n(p, b), one function per node count (other n: the "
+            f"nearest): {per_node}"
+        )
 
     def to_dict(self) -> dict:
         return {

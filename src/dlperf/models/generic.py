@@ -1,4 +1,4 @@
-"""The generic performance model (Kavarakuntla et al., IEEE Access 2024; DESIGN.md section 4).
+"""The generic performance model (Kavarakuntla et al., IEEE Access 2024; docs/model.md).
 
     T(p, n, b, d) = c0 + I(p, b, d) * t_iter,   I = ceil(d / (p b))
     t_iter        = c1 + c2 b^a + c3 (p-1)/p + c4 ceil(log2 p) + c5 [n>1] (p-1)/p

@@ -1,4 +1,4 @@
-"""The generic model's terms (DESIGN.md section 4; docs/model.md): each term's feature, constant
+"""The generic model's terms (docs/model.md): each term's feature, constant
 and formula, the default term list and the order that decides which of two indistinguishable
 terms keeps its column."""
 
