@@ -175,7 +175,7 @@ def read_external(path: str | os.PathLike) -> pd.DataFrame:
     else:
         frame["epoch_time_s"] = iters * global_batch / measured
     frame["samples_per_s"] = frame["data_size"] / frame["epoch_time_s"]
-    for column in FEATURE_COLUMNS:
+    for column in FEATURE_COLUMNS + tables.LAYOUT_COLUMNS:
         if column in raw.columns:
             frame[column] = _numeric(raw, column, path, integer=False, positive=True)
 

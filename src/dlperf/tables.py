@@ -61,8 +61,9 @@ TIMING_COLUMNS = CONFIG_COLUMNS + [
 ]
 # Optional per-network features carried from the timings into the points when present.
 NETWORK_FEATURES = ["param_count", "flops_per_sample"]
-# How the node's cores were shared (the generic model's core_share term); absent: own device.
-CORE_COLUMNS = ["threads_per_worker", "cores_per_node"]
+# How workers shared a node (the generic model's core_share and ps_sync terms); optional:
+# absent cores mean a worker with its own device, absent ps_servers one parameter server.
+LAYOUT_COLUMNS = ["threads_per_worker", "cores_per_node", "ps_servers"]
 FAILURE_COLUMNS = CONFIG_COLUMNS + ["status", "error", "hostname", "slurm_job_id", "record"]
 
 
@@ -272,7 +273,7 @@ def to_points(timings: pd.DataFrame) -> pd.DataFrame:
     grouped = timings.groupby(POINT_KEYS, sort=True, dropna=False)
     # Network features (for across-network models) and the cores setting are the same in
     # every repetition.
-    carried = NETWORK_FEATURES + CORE_COLUMNS
+    carried = NETWORK_FEATURES + LAYOUT_COLUMNS
     features = {c: (c, "first") for c in carried if c in timings.columns}
     points = grouped.agg(
         epoch_time_s=("epoch_time_s", "median"),

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from dlperf import tables
+from dlperf.external import read_external
 from dlperf.models import make_model, model_from_dict
 from dlperf.models.terms import TERMS, Extrinsic, smooth_min
 
@@ -143,3 +144,20 @@ def test_full_differential_evolution_matches_the_exact_constants_on_linear_terms
     np.testing.assert_allclose(full.predict(frame), exact.predict(frame), rtol=1e-3)
     with pytest.raises(ValueError, match="full_de"):
         make_model("generic", {"search": "newton"})
+
+
+def test_external_csv_carries_the_layout_columns(tmp_path):
+    path = tmp_path / "ext.csv"
+    pd.DataFrame(
+        dict(
+            framework="pytorch",
+            device="cpu",
+            procs=[1, 2],
+            batch_size=8,
+            iter_time_s=[0.1, 0.2],
+            threads_per_worker=[4, 2],
+            cores_per_node=4,
+        )
+    ).to_csv(path, index=False)
+    points = read_external(path)
+    np.testing.assert_array_equal(Extrinsic.of(points).core_slowdown, [1.0, 2.0])
