@@ -54,8 +54,8 @@ def variants() -> dict[str, dict]:
     for term in NEW_TERMS:
         rows[f"all - {term}"] = {"terms": [t for t in everything if t != term]}
     rows["base, full DE"] = {"terms": BASE, "search": "full_de"}
-    rows["default (per-framework), exact constants"] = {}
-    rows["default (per-framework), full DE"] = {"search": "full_de"}
+    rows["default terms, exact constants"] = {}
+    rows["default terms, full DE"] = {"search": "full_de"}
     return rows
 
 
