@@ -71,3 +71,15 @@ def test_published_tables_become_scaling_series():
     assert (sweep["procs"] == 1).all() and sweep["batch_size"].nunique() > 5
     ssd = ablation.ssd300_series(SHARED)
     assert np.isfinite(ssd["epoch_time_s"]).all() and isinstance(ssd, pd.DataFrame)
+
+
+@pytest.mark.slow  # about 30 s: seven models on ~140 scaling series
+@pytest.mark.skipif(not SHARED.exists(), reason="../shared/data is not present")
+def test_generic_model_beats_loglin_and_every_baseline_extrapolating_workers_on_lambda():
+    points = ablation.lambda_series(SHARED)
+    models = {name: {} for name in ("generic", "loglin", "ernest", "castello", "usl")}
+    mape = ablation.pooled_mape(points, models, {"extrapolation_procs": {"train_max_procs": 4}})
+    errors = mape["extrapolation_procs"]
+    assert errors.idxmin() == "generic", errors.to_dict()
+    assert errors["generic"] < errors["loglin"] - 0.5, errors.to_dict()
+    assert errors["generic"] < 4.0, errors.to_dict()
