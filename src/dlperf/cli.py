@@ -90,7 +90,12 @@ def cmd_fit(args: argparse.Namespace) -> int:
     for network, info in groups:
         for name, entry in info["models"].items():
             if entry["status"] == "ok":
-                detail = f"train MAPE {entry['train_mape']:.2f}%"
+                stored = entry["interval"]
+                refits = len(stored["refits"])
+                detail = (
+                    f"train MAPE {entry['train_mape']:.2f}%, "
+                    f"{refits}/{refits + stored['skipped']} interval refits"
+                )
             else:
                 detail = entry["reason"]
             print(f"{args.framework}/{network}/{name}: {entry['status']} ({detail})")
@@ -169,7 +174,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def _read_artifact(path: str) -> dict:
-    from dlperf.models.artifact import load_artifact
+    from dlperf.models.artifact_check import load_artifact
 
     return load_artifact(path)
 

@@ -108,7 +108,7 @@ def report(
     figures_dir: PathLike | None = None,
 ) -> list[Path]:
     from dlperf.external import is_own_timings, load_all_points
-    from dlperf.models.artifact import load_artifact
+    from dlperf.models.artifact_check import load_artifact
     from dlperf.report.html import build_report
 
     sources = [timings_csv] if isinstance(timings_csv, (str, os.PathLike)) else list(timings_csv)

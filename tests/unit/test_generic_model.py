@@ -7,8 +7,11 @@ import pytest
 
 from dlperf.models import InsufficientData
 from dlperf.models.artifact import fit_framework, load_model
+from dlperf.models.fit import ExponentSearch, fit_at_lambda
 from dlperf.models.generic import GenericModel
-from dlperf.models.terms import formula_text
+from dlperf.models.identify import identify
+from dlperf.models.projection import ConstantsForExponent
+from dlperf.models.terms import TermColumns, formula_text
 
 
 def synthetic_points(c0=0.2, c1=2e-3, c2=4e-4, a=0.9, c3=5e-3, c4=0.0, noise=0.0, seed=0):
@@ -103,3 +106,21 @@ def test_artifact_breakdown_adds_up_and_reloads():
         assert sum(row["share"].values()) == pytest.approx(1.0)
     model = load_model(json.loads(json.dumps(artifact)), "mlp", "generic")
     assert model.predict(points.head(1))[0] == pytest.approx(entry["breakdown"][0]["predicted_s"])
+
+
+def test_the_parts_fit_as_the_model_does():
+    """Identification, exact constants at an exponent and the search, used on their own."""
+    points = synthetic_points(c4=0.0)
+    columns = TermColumns(("fixed", "overhead", "compute", "allreduce_bw"))
+    found = identify(points, columns, (0.3, 1.5))
+    assert found.active == ["fixed", "overhead", "compute", "allreduce_bw"]
+    assert found.exponent_fitted
+    # At the true exponent and no penalty, the constants are solved exactly.
+    exact = ConstantsForExponent.of(points, columns, found, lam=0.0).constants(0.9)
+    np.testing.assert_allclose(exact, [0.2, 2e-3, 4e-4, 5e-3], rtol=1e-6)
+    search = ExponentSearch((0.3, 1.5), popsize=12, maxiter=200, tol=1e-7)
+    solution = fit_at_lambda(points, columns, search, lam=0.0, seed=0)
+    assert solution.exponent == pytest.approx(0.9, abs=1e-3)
+    model = GenericModel(terms=list(columns.terms), lambdas=[0.0], seed=0).fit(points)
+    assert model.values_ == solution.values and model.exponent_ == solution.exponent
+    np.testing.assert_allclose(model.predict(points), solution.predict(points, columns))

@@ -8,7 +8,10 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from dlperf.folds import kfold_indices
 from dlperf.io import dumps_json
 from dlperf.models import (
     DEFAULT_MODELS,
@@ -21,7 +24,7 @@ from dlperf.models import (
 )
 from dlperf.models.artifact import fit_framework, fit_one
 from dlperf.models.generic import GenericModel
-from dlperf.models.linreg_sfs import CANDIDATES, LinregSFSModel
+from dlperf.models.linreg_sfs import CANDIDATES, LinregSFSModel, forward_select
 from dlperf.models.penalty import choose_lambda
 
 TRUE = {
@@ -152,7 +155,7 @@ def test_breakdown_shares_sum_to_one_at_every_point():
     for row in entry["breakdown"]:
         assert sum(row["share"].values()) == pytest.approx(1.0)
         assert sum(row["seconds"].values()) == pytest.approx(row["predicted_s"])
-    assert len(entry["bootstrap"]["samples"]) >= 8
+    assert len(entry["interval"]["refits"]) >= 8
 
 
 def test_generic_across_networks_scales_with_flops_and_parameters():
@@ -290,9 +293,11 @@ def test_lambda_inner_folds_never_split_a_configuration():
     choose_lambda(frame, [0.0, 1e-3], inner_folds=3, seed=0, fit=fit)
     assert len(folds) == 2 * 3
     for lam in (0.0, 1e-3):
-        tests = [test for fold_lam, train, test in folds if fold_lam == lam]
-        for _, train, test in (f for f in folds if f[0] == lam):
+        splits = [(train, test) for fold_lam, train, test in folds if fold_lam == lam]
+        for train, test in splits:
             assert not train & test
+        # Every configuration is tested exactly once.
+        tests = [test for _, test in splits]
         assert set().union(*tests) == _configurations(frame)
         assert sum(len(t) for t in tests) == len(_configurations(frame))
 
@@ -513,3 +518,21 @@ def test_refit_params_rebuild_the_same_structure(name):
     np.testing.assert_allclose(
         refit.predict(CONTRACT_POINTS), model.predict(CONTRACT_POINTS), rtol=0.02
     )
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    cap=st.integers(1, 5),
+    columns=st.integers(2, 7),
+)
+def test_forward_selection_capped_is_the_prefix_of_uncapped(seed, cap, columns):
+    """Capping stops the greedy search: the first picks are the same, in the same order."""
+    rng = np.random.default_rng(seed)
+    x = rng.lognormal(size=(24, columns))
+    y = x @ rng.uniform(0, 1, columns) + rng.uniform(0.5, 1.0, 24)
+    splits = kfold_indices(24, 3, seed)
+    full = forward_select(x, y, splits, tol=0.0, max_features=columns)
+    capped = forward_select(x, y, splits, tol=0.0, max_features=cap)
+    assert capped == full[:cap]
+    assert len(set(full)) == len(full) <= columns - 1

@@ -228,11 +228,100 @@ def test_plan_by_cost_and_safety_margin(workdir, capsys):
     assert choice["procs"] == table[table["meets_deadline"]]["procs"].min()
     _, by_cost = plan(artifact, "resnet18", "generic", 32, 100000, 3, deadline, 4, 8, "cost")
     feasible = table[table["meets_deadline"]]
-    assert by_cost["gpu_hours"] == pytest.approx(feasible["gpu_hours"].min())
+    # An external table without a device column: the cost is in worker-hours.
+    assert by_cost["worker_hours"] == pytest.approx(feasible["worker_hours"].min())
     safe_table, _ = plan(
         artifact, "resnet18", "generic", 32, 100000, 3, deadline, 4, 8, "workers", safe=True
     )
     assert (safe_table["total_time_s"] >= table["total_time_s"]).all()
+
+
+def _ok_models(artifact: dict) -> list[str]:
+    models = artifact["networks"]["resnet18"]["models"]
+    return sorted(name for name, entry in models.items() if entry["status"] == "ok")
+
+
+def test_predict_prints_an_interval_for_every_fitted_model(workdir, capsys):
+    artifact = json.loads((workdir / "pytorch.json").read_text())
+    assert len(_ok_models(artifact)) >= 5
+    for name in _ok_models(artifact):
+        args = ["predict", "--model", str(workdir / "pytorch.json"), "--model-name", name]
+        assert main([*args, "--procs", "4", "--batch-size", "32", "--data-size", "8192"]) == 0
+        out = capsys.readouterr()
+        assert "90% prediction interval" in out.out and out.err == ""
+        assert (
+            main([*args, "--procs", "4", "--batch-size", "32", "--data-size", "8192", "--json"])
+            == 0
+        )
+        (row,) = json.loads(capsys.readouterr().out)["predictions"]
+        assert 0 < row["epoch_time_lo_s"] < row["epoch_time_hi_s"], name
+        assert row["samples_per_s_lo"] < row["samples_per_s_hi"], name
+
+
+def test_predict_warns_outside_the_measured_ranges(workdir, capsys):
+    args = ["predict", "--model", str(workdir / "pytorch.json"), "--batch-size", "32"]
+    assert main([*args, "--procs", "64", "--nodes", "8", "--data-size", "100000"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("dlperf predict: warning: 64 workers is beyond twice the largest")
+    assert "8 nodes predicted from single-node measurements" in err[1]
+    assert main([*args, "--procs", "8", "--data-size", "100000"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    ("damage", "field"),
+    [
+        (
+            lambda a: a["networks"]["resnet18"]["models"]["generic"]["terms"][2].update(
+                value=float("nan")
+            ),
+            "networks.resnet18.models.generic.terms[2].value is NaN",
+        ),
+        (
+            lambda a: a["networks"]["resnet18"]["models"]["generic"]["terms"][0].update(
+                name="renamed"
+            ),
+            "networks.resnet18.models.generic.terms[0].name is 'renamed'",
+        ),
+        (lambda a: a.update(schema_version=99), "schema_version is 99"),
+        (
+            lambda a: a["networks"]["resnet18"]["models"].update(
+                mystery=a["networks"]["resnet18"]["models"]["ernest"]
+            ),
+            "networks.resnet18.models.mystery names an unknown model 'mystery'",
+        ),
+    ],
+)
+def test_a_damaged_artifact_is_refused_naming_the_field(workdir, tmp_path, capsys, damage, field):
+    artifact = json.loads((workdir / "pytorch.json").read_text())
+    damage(artifact)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(artifact))  # NaN written as JSON's NaN token, as an editor might
+    for command in (
+        ["predict", "--procs", "2", "--data-size", "1000"],
+        ["plan", "--deadline", "1h", "--data-size", "1000"],
+    ):
+        assert main([*command, "--model", str(bad), "--batch-size", "32"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{bad}: {field}" in err
+
+
+@pytest.mark.parametrize(
+    ("devices", "unit"),
+    [(["cuda"], "GPU-hours"), (["cpu"], "CPU-hours"), (["unknown"], "worker-hours")],
+)
+def test_plan_names_the_cost_by_device_and_safe_works_for_a_baseline(
+    workdir, tmp_path, capsys, devices, unit
+):
+    artifact = json.loads((workdir / "pytorch.json").read_text())
+    artifact["networks"]["resnet18"]["device"] = devices
+    path = tmp_path / "art.json"
+    path.write_text(json.dumps(artifact))
+    args = ["plan", "--model", str(path), "--model-name", "ernest", "--batch-size", "32"]
+    assert main([*args, "--data-size", "100000", "--deadline", "1d", "--safe"]) == 0
+    out = capsys.readouterr().out
+    assert out.rstrip().endswith(unit)
+    assert ("GPU-hours" in out) == (unit == "GPU-hours")
 
 
 def test_durations_and_layouts():

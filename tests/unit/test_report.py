@@ -116,18 +116,20 @@ def test_ranking_orders_models_by_mean_rank():
     assert ranking["loo_batch"].tolist() == ["2", "1"]
 
 
-def test_band_falls_back_to_the_validation_error(data):
+def test_band_is_the_interval_dlperf_predict_gives(data):
+    from dlperf.models.prediction import predict_rows
     from dlperf.report.curves import model_curve
 
-    entry = data["artifacts"]["pytorch"]["networks"]["mlp"]["models"]["generic"]
-    curve = model_curve("generic", entry, "pytorch", "mlp", data["summary"])
-    assert "kfold median APE" in curve.band_source
-    rows = data["points"][data["points"]["network"] == "mlp"]
+    artifact = data["artifacts"]["pytorch"]
+    rows = data["points"][data["points"]["network"] == "mlp"].reset_index(drop=True)
+    curve = model_curve("generic", artifact, "mlp")
+    assert curve.band_source.startswith("90% prediction interval")
     lo, hi = curve.band(rows)
-    mid = curve.predict(rows)
-    assert (lo < mid).all() and (mid < hi).all()
-    no_summary = model_curve("generic", entry, "pytorch", "mlp", data["summary"].iloc[0:0])
-    assert no_summary.band is None and no_summary.band_source == ""
+    table = predict_rows(artifact, "mlp", "generic", rows)
+    assert np.array_equal(lo, table["epoch_time_lo_s"]) and np.array_equal(
+        hi, table["epoch_time_hi_s"]
+    )
+    assert (lo < curve.predict(rows)).all() and (curve.predict(rows) < hi).all()
 
 
 def test_figures_are_byte_identical_when_rebuilt(data):
@@ -145,18 +147,3 @@ def test_figures_are_byte_identical_when_rebuilt(data):
         assert a.png == b.png and a.svg == b.svg
         assert b"Date" not in a.svg and b"Software" not in a.png
         assert a.png.startswith(b"\x89PNG")
-
-
-def test_band_uses_bootstrap_refits_when_the_artifact_has_them(data):
-    from dlperf.report.curves import model_curve
-
-    entry = dict(data["artifacts"]["pytorch"]["networks"]["mlp"]["models"]["lineartest"])
-    coef = np.asarray(entry["coef"])
-    entry["bootstrap"] = [{"coef": (coef * factor).tolist()} for factor in (0.9, 0.95, 1.05, 1.1)]
-    rows = data["points"][data["points"]["network"] == "mlp"]
-    with synthetic.test_model_registered():
-        curve = model_curve("lineartest", entry, "pytorch", "mlp", data["summary"])
-        lo, hi = curve.band(rows)
-        mid = curve.predict(rows)
-    assert curve.band_source.startswith("bootstrap 95% band (4 refits)")
-    assert (lo < mid).all() and (mid < hi).all()

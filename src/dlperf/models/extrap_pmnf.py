@@ -20,6 +20,7 @@ without a node term, extrap has no trend in n (docs/model.md, "extrap").
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import warnings
 
@@ -142,8 +143,10 @@ class ExtraPModel(PerformanceModel):
 
     def _function(self, nodes: int):
         if nodes not in self._loaded:
+            # Extra-P's schema deletes the type field from the dict it loads: give it a copy, so
+            # the artifact entry can be loaded again (predict, then the band, of one artifact).
             self._loaded[nodes] = _extrap()["FunctionSchema"]().load(
-                self.functions_[nodes]["function"]
+                copy.deepcopy(self.functions_[nodes]["function"])
             )
         return self._loaded[nodes]
 

@@ -23,6 +23,8 @@ import pandas as pd
 
 from dlperf.folds import configuration_groups
 
+from . import model_from_dict
+from .artifact_check import non_finite_field
 from .base import TARGET, InsufficientData, PerformanceModel
 
 METHOD = (
@@ -35,17 +37,6 @@ DEFAULT_LEVEL = 0.9
 # Residual draws laid over each refit's prediction; fixed so a row's interval does not depend
 # on which other rows are predicted with it.
 RESIDUAL_DRAWS = 20
-
-
-def _all_finite(value: object) -> bool:
-    """Whether every number in a JSON-like value is finite (artifacts are written without NaN)."""
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, dict):
-        return all(_all_finite(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return all(_all_finite(v) for v in value)
-    return True
 
 
 def resample_configurations(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
@@ -72,7 +63,7 @@ def bootstrap_interval(
     predicted = np.asarray(model.predict(points), dtype=float)
     residuals = (measured - predicted) / predicted
     rng = np.random.default_rng(seed)
-    params = model.refit_params()
+    params, name = model.refit_params(), type(model).name
     stored, skipped = [], 0
     for _ in range(refits):
         resample = resample_configurations(points, rng)
@@ -82,7 +73,7 @@ def bootstrap_interval(
             skipped += 1
             continue
         entry = refit.to_dict()
-        if not _all_finite(entry):
+        if non_finite_field(entry, name):
             skipped += 1
             continue
         stored.append(entry)
@@ -99,8 +90,6 @@ def interval(
     stored: dict | None, rows: pd.DataFrame, level: float, seed: int
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """(lo, hi) epoch time at each row at the given level, or None without refits."""
-    from . import model_from_dict
-
     if not 0.0 < level < 1.0:
         raise ValueError(f"the interval level must be between 0 and 1, got {level}")
     refits = (stored or {}).get("refits") or []

@@ -100,8 +100,8 @@ def extrapolation_warnings(artifact: dict, network: str, rows: pd.DataFrame) -> 
     beyond = procs[procs > 2 * most_procs]
     if beyond.size:
         warnings.append(
-            f"{_levels(beyond)} workers is beyond twice the largest measured ({most_procs}) "
-            "workers; the prediction is an extrapolation"
+            f"{_levels(beyond)} workers is beyond twice the largest measured worker count "
+            f"({most_procs}); the prediction is an extrapolation"
         )
     if not measured["multi_node"] and (nodes > 1).any():
         warnings.append(

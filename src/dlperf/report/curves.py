@@ -50,6 +50,5 @@ def model_curve(name: str, artifact: dict, network: str, level: float = DEFAULT_
         name,
         predict,
         band,
-        f"{level:.0%} prediction interval ({refits} bootstrap refits over configurations, "
-        "with the scatter of single runs)",
+        f"{level:.0%} prediction interval, {refits} refits",
     )

@@ -199,7 +199,8 @@ def scaling_figure(
         f"{what} against the number of workers: measured medians over repetitions (bars: "
         "interquartile range), one colour per per-worker batch size; one row per fitted model, "
         "solid inside the measured range and dashed beyond it (right of the dotted line). "
-        "Shaded: the model's prediction interval, as `dlperf predict` gives it: "
+        "Shaded: the model's prediction interval as `dlperf predict` gives it (bootstrap refits "
+        "over resampled configurations, with the scatter of single runs): "
         + ("; ".join(bands) if bands else "none available")
         + (f"; no band for {'; '.join(no_band)}" if no_band else "")
         + "."
