@@ -286,3 +286,13 @@ def test_the_report_stage_refuses_a_damaged_artifact(artifact, tmp_path):
     assert not (tmp_path / "index.html").exists()
     atomic_write_json(path, artifact)  # the sound artifact is written by the same writer
     assert check_artifact(json.loads(path.read_text()), str(path))
+
+
+def test_fitting_without_refits_gives_no_interval_and_says_so():
+    bare = fit_framework(timings(), "pytorch", {"ernest": {}}, seed=0, refits=0)
+    entry = bare["networks"]["lenet"]["models"]["ernest"]
+    assert entry["interval"]["refits"] == [] and entry["interval"]["skipped"] == 0
+    curve = model_curve("ernest", bare, "lenet")
+    assert curve.band is None and "--interval-refits 0" in curve.no_band_reason
+    with pytest.raises(ValueError, match="must be 0 or more"):
+        bootstrap_interval(make_model("ernest", {}, 0), timings(), seed=0, refits=-1)

@@ -109,6 +109,8 @@ def no_interval_reason(stored: dict | None) -> str:
     """Why an entry has no interval, for captions and errors ("" when it has one)."""
     if not stored:
         return "the artifact stores no bootstrap refits for it (fitted by an older dlperf?)"
+    if not stored.get("refits") and not stored.get("skipped"):
+        return "it was fitted without bootstrap refits (dlperf fit --interval-refits 0)"
     if not stored.get("refits"):
         return (
             f"none of its {stored.get('skipped', 0)} bootstrap refits could be fitted "
