@@ -11,7 +11,7 @@ import argparse
 import math
 from collections.abc import Callable, Sequence
 
-from dlperf.limits import MAX_COUNT, MAX_FLOPS, MAX_PARAMS, MAX_SAMPLES
+from dlperf.limits import MAX_BATCH, MAX_COUNT, MAX_FLOPS, MAX_PARAMS, MAX_SAMPLES
 
 MAX_SEED = 2**32 - 1  # NumPy's seeds
 MAX_DEADLINE_S = 1e10  # three centuries
@@ -95,7 +95,7 @@ def duration(text: str) -> str:
 COUNT = whole(1, MAX_COUNT, "a count")
 WORKERS = whole(1, MAX_COUNT, "a number of workers")
 NODES = whole(1, MAX_COUNT, "a number of nodes")
-BATCH = whole(1, MAX_COUNT, "a per-worker batch size")
+BATCH = whole(1, MAX_BATCH, "a per-worker batch size")
 DATA_SIZE = whole(1, MAX_SAMPLES, "samples per epoch")
 NON_NEGATIVE = whole(0, MAX_COUNT, "a count")
 SEED = whole(0, MAX_SEED, "a seed")

@@ -23,6 +23,7 @@ import pandas as pd
 
 from dlperf import tables
 from dlperf.limits import (
+    MAX_BATCH,
     MAX_COUNT,
     MAX_FLOPS,
     MAX_PARAMS,
@@ -42,7 +43,7 @@ DEFAULTS = {"nodes": 1, "network": "external", "device": "unknown"}
 # refused by column and row before it reaches NumPy or SciPy (dlperf.limits).
 LIMITS = {
     "procs": (1, MAX_COUNT),
-    "batch_size": (1, MAX_COUNT),
+    "batch_size": (1, MAX_BATCH),
     "nodes": (1, MAX_COUNT),
     "data_size": (1, MAX_SAMPLES),
     "rep": (0, MAX_COUNT),
@@ -51,6 +52,10 @@ LIMITS = {
     "samples_per_s": (1 / MAX_SECONDS, MAX_RATE),
     "param_count": (1, MAX_PARAMS),
     "flops_per_sample": (1, MAX_FLOPS),
+    # How workers share a node (dlperf.tables.LAYOUT_COLUMNS): threads, cores, MXNet servers.
+    "threads_per_worker": (1, MAX_COUNT),
+    "cores_per_node": (1, MAX_COUNT),
+    "ps_servers": (1, MAX_COUNT),
 }
 SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "bars"}
 DEFAULT_ITERATIONS = 100
@@ -244,7 +249,7 @@ def read_external_runs(path: str | os.PathLike) -> pd.DataFrame:
     else:
         frame["epoch_time_s"] = iters * global_batch / measured
     frame["samples_per_s"] = frame["data_size"] / frame["epoch_time_s"]
-    for column in FEATURE_COLUMNS:
+    for column in FEATURE_COLUMNS + tables.LAYOUT_COLUMNS:
         if column in raw.columns:
             frame[column] = _numeric(raw, column, path, integer=False)
 

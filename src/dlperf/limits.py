@@ -3,7 +3,9 @@ request. The command line (``dlperf.arguments``) and the external-timings reader
 so nothing infinite or overflowing reaches NumPy or SciPy, and every product of them stays
 exact in float64."""
 
-MAX_COUNT = 10**6  # nodes, workers, per-worker batch size, GPUs per node, repetitions
+MAX_COUNT = 10**6  # nodes, workers, GPUs per node, repetitions
+# Per-worker batch sizes of recommender networks pass a million (NVIDIA's NCF tables: 2^20).
+MAX_BATCH = 10**9
 MAX_SAMPLES = 10**12  # samples per epoch
 MIN_SECONDS = 1e-9  # a measured time: a nanosecond ...
 MAX_SECONDS = 1e9  # ... to thirty years

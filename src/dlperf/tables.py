@@ -51,6 +51,7 @@ TIMING_COLUMNS = (
         "compile_s",
         "framework_version",
         "threads_per_worker",
+        "cores_per_node",
         "ranks",
         "hostname",
         "cpu_model",
@@ -78,6 +79,9 @@ MIB = 2**20
 NOISY_FOREIGN_CPU = 0.10
 # Optional per-network features carried from the timings into the points when present.
 NETWORK_FEATURES = ["param_count", "flops_per_sample"]
+# How workers shared a node (the generic model's core_share and ps_sync terms); optional:
+# absent cores mean a worker with its own device, absent ps_servers one parameter server.
+LAYOUT_COLUMNS = ["threads_per_worker", "cores_per_node", "ps_servers"]
 FAILURE_COLUMNS = CONFIG_COLUMNS + ["status", "error", "hostname", "slurm_job_id", "record"]
 
 
@@ -198,6 +202,7 @@ def _timing_row(record: dict) -> dict:
         compile_s=record.get("compile_s"),
         framework_version=env.get("framework_version"),
         threads_per_worker=env.get("threads_per_worker"),
+        cores_per_node=env.get("cores_available"),
         ranks=record.get("ranks"),
         hostname=env.get("hostname"),
         cpu_model=env.get("cpu_model"),
@@ -307,8 +312,10 @@ def to_points(timings: pd.DataFrame) -> pd.DataFrame:
             ]
         )
     grouped = timings.groupby(POINT_KEYS, sort=True, dropna=False)
-    # Network features (for across-network models) are the same in every repetition.
-    features = {c: (c, "first") for c in NETWORK_FEATURES if c in timings.columns}
+    # Network features (for across-network models) and the cores setting are the same in
+    # every repetition.
+    carried = NETWORK_FEATURES + LAYOUT_COLUMNS
+    features = {c: (c, "first") for c in carried if c in timings.columns}
     points = grouped.agg(
         epoch_time_s=("epoch_time_s", "median"),
         epoch_time_q25_s=("epoch_time_s", lambda s: s.quantile(0.25)),

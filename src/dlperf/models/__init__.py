@@ -17,6 +17,7 @@ from .ernest import ErnestModel
 from .extrap_pmnf import ExtraPModel
 from .generic import GenericAcrossNetworks, GenericModel
 from .linreg_sfs import LinregSFSModel
+from .loglin import LogLinearModel
 from .usl import USLModel
 
 MODELS: dict[str, type[PerformanceModel]] = {
@@ -28,11 +29,12 @@ MODELS: dict[str, type[PerformanceModel]] = {
         ExtraPModel,
         LinregSFSModel,
         CastelloModel,
+        LogLinearModel,
         GenericAcrossNetworks,
     )
 }
-# The six fitted by default: the generic model and the five baselines.
-DEFAULT_MODELS = ["generic", "usl", "ernest", "extrap", "linreg_sfs", "castello"]
+# Fitted by default: the generic model, the five baselines and the reference fit it must beat.
+DEFAULT_MODELS = ["generic", "usl", "ernest", "extrap", "linreg_sfs", "castello", "loglin"]
 
 
 def make_model(

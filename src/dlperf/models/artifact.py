@@ -12,6 +12,7 @@ from dlperf.io import SCHEMA_VERSION
 
 from . import MODELS, InsufficientData, ModelUnavailable, make_model, model_from_dict
 from .base import FEATURES, TARGET, PerformanceModel, capabilities_of
+from .identifiability import identifiability_block
 from .intervals import DEFAULT_REFITS, bootstrap_interval
 
 
@@ -38,6 +39,9 @@ def fit_one(
     if capabilities_of(model).has_breakdown:
         entry["breakdown"] = breakdown_table(model, points)
     entry["interval"] = bootstrap_interval(model, points, seed, refits)
+    if capabilities_of(model).has_breakdown:
+        # Which terms of the breakdown the refits support (docs/model.md, identifiability).
+        entry["identifiability"] = identifiability_block(entry, points)
     return entry
 
 

@@ -13,9 +13,10 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import differential_evolution
 
+from .full_search import FullSearch
 from .identify import Identification, identify
 from .projection import ConstantsForExponent
-from .terms import TermColumns
+from .terms import OVERLAP, TERMS, TermColumns, overlap_seconds
 
 Array = np.ndarray
 
@@ -32,9 +33,10 @@ class Solution:
     def term_seconds(self, frame: pd.DataFrame, columns: TermColumns) -> pd.DataFrame:
         """Seconds each term contributes to the predicted epoch time, per row."""
         cols = columns(frame, self.exponent)
-        return pd.DataFrame(
-            {t: self.values.get(t, 0.0) * cols[t] for t in columns.terms}, index=frame.index
-        )
+        seconds = {t: self.values.get(t, 0.0) * cols[t] for t in columns.terms}
+        if OVERLAP in seconds:
+            seconds[OVERLAP] = overlap_seconds(seconds, self.values.get(OVERLAP, 0.0))
+        return pd.DataFrame(seconds, index=frame.index)
 
     def predict(self, frame: pd.DataFrame, columns: TermColumns) -> Array:
         return self.term_seconds(frame, columns).sum(axis=1).to_numpy(float)
@@ -48,6 +50,8 @@ class ExponentSearch:
     popsize: int
     maxiter: int
     tol: float
+    # Search every constant by differential evolution (full_search.py) instead of solving them.
+    full: bool = False
 
     def solve(
         self,
@@ -111,9 +115,16 @@ def fit_at_lambda(
     if identification is None:
         identification = identify(frame, columns, search.bounds)
     projection = ConstantsForExponent.of(frame, columns, identification, lam)
-    constants, exponent = search.solve(
-        projection, identification.exponent_fitted, seed, cheap, warm_exponent
-    )
+    active = identification.active
+    if search.full or any(TERMS[t].coupled for t in active):
+        full = FullSearch(search.bounds, search.popsize, search.maxiter, search.tol)
+        constants, exponent = full.solve(
+            projection, active, identification.exponent_fitted, seed, cheap, warm_exponent
+        )
+    else:
+        constants, exponent = search.solve(
+            projection, identification.exponent_fitted, seed, cheap, warm_exponent
+        )
     values = dict.fromkeys(columns.terms, 0.0)
     values.update({t: float(v) for t, v in zip(identification.active, constants, strict=True)})
     return Solution(identification, values, exponent, float(lam))

@@ -37,6 +37,8 @@ from .terms import DEFAULT_TERMS, TERMS, TermColumns, formula_text, intrinsic_va
 Array = np.ndarray
 
 DEFAULT_LAMBDAS = [0.0, 1e-4, 1e-3, 1e-2]
+# The exponent searched with exact constants, or every constant by differential evolution.
+SEARCHES = ("projection", "full_de")
 
 
 class GenericModel(PerformanceModel):
@@ -59,6 +61,7 @@ class GenericModel(PerformanceModel):
         maxiter: int = 200,
         tol: float = 1e-7,
         bootstrap: int = 20,
+        search: str = "projection",
         seed: int = 0,
     ) -> None:
         self.terms = list(terms) if terms is not None else list(DEFAULT_TERMS)
@@ -76,6 +79,11 @@ class GenericModel(PerformanceModel):
         self.maxiter = int(maxiter)
         self.tol = float(tol)
         self.bootstrap = int(bootstrap)
+        if search not in SEARCHES:
+            raise ValueError(
+                f"unknown generic-model search {search!r}; choose from {', '.join(SEARCHES)}"
+            )
+        self.search = search
         self.seed = int(seed)
 
     def refit_params(self) -> dict:
@@ -83,7 +91,9 @@ class GenericModel(PerformanceModel):
         return {**self.get_params(), "lambdas": [self.lam_]}
 
     def _search(self) -> ExponentSearch:
-        return ExponentSearch(self.exponent_bounds, self.popsize, self.maxiter, self.tol)
+        return ExponentSearch(
+            self.exponent_bounds, self.popsize, self.maxiter, self.tol, self.search == "full_de"
+        )
 
     def _columns(self, network_features: dict | None = None) -> TermColumns:
         known = self.network_features_ if network_features is None else network_features

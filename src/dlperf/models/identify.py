@@ -14,7 +14,12 @@ import numpy as np
 import pandas as pd
 
 from .base import TARGET, InsufficientData
-from .terms import IDENTIFY_ORDER, TERMS, TermColumns
+from .terms import COMMUNICATION_TERMS, COMPUTE_TERMS, IDENTIFY_ORDER, TERMS, TermColumns
+
+# The exponent a is fitted from this many batch-size levels on: with three, c1 + c2*b^a has no
+# residual degree of freedom along b and 2% noise moves a over 0.79-1.08 and c1 6x; with four,
+# 0.85-0.98 and 1.5x (docs/model.md, identifiability).
+MIN_BATCH_LEVELS_FOR_EXPONENT = 4
 
 
 @dataclass(frozen=True)
@@ -42,7 +47,7 @@ def identify(
     inactive = _unidentifiable(terms, at_one, target)
     active = [t for t in terms if t not in inactive]
     exponent_fitted = any(TERMS[t].uses_exponent for t in active) and (
-        frame["batch_size"].nunique() >= 3
+        frame["batch_size"].nunique() >= MIN_BATCH_LEVELS_FOR_EXPONENT
     )
     exponent_fitted = _keep_degrees_of_freedom(terms, inactive, exponent_fitted, len(frame))
     active = [t for t in terms if t not in inactive]
@@ -54,6 +59,10 @@ def identify(
     at_exponent = [at_one if a == 1.0 else columns(frame, a) for a in exponents]
     bounds, scales = {}, {}
     for name in active:
+        if TERMS[name].coupled:
+            # The overlap's constant is a share of compute: between none and all of it.
+            bounds[name], scales[name] = (0.0, 1.0), 1.0
+            continue
         ratios = []
         for cols in at_exponent:
             c = cols[name]
@@ -70,6 +79,8 @@ def _unidentifiable(
     inactive: dict[str, str] = {}
     kept: list[str] = []
     for name in sorted(terms, key=IDENTIFY_ORDER.index):
+        if TERMS[name].coupled:
+            continue
         col = at_one[name]
         if not np.any(col > 0):
             inactive[name] = "not identifiable: its feature is zero at every point"
@@ -84,6 +95,9 @@ def _unidentifiable(
             )
             continue
         kept.append(name)
+    for name in (t for t in terms if TERMS[t].coupled):
+        if not (set(kept) & set(COMPUTE_TERMS) and set(kept) & set(COMMUNICATION_TERMS)):
+            inactive[name] = "not identifiable: it needs an active compute and communication term"
     return inactive
 
 

@@ -1,0 +1,114 @@
+"""The simplest fit a performance model must beat: a + c*log2 per series (docs/model.md).
+
+Per-iteration time is fitted, per batch size, as a straight line in log2 p
+
+    t_iter(p | b) = a_b + c_b * log2 p
+
+(points that differ only in node count or data size belong to the same series), and, for a batch
+size that was not measured, per worker count as a line in log2 b
+
+    t_iter(b | p) = a_p + c_p * log2 b.
+
+A point in neither (an unmeasured batch size at an unmeasured worker count) uses one line in
+both, a + c_p*log2 p + c_b*log2 b, fitted on all points. Epoch time is I(p, b, d) * t_iter.
+Each line minimises the squared relative error of t_iter by ordinary least squares; a series
+with a single level is a constant.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .base import (
+    Capabilities,
+    PerformanceModel,
+    iteration_seconds,
+    iterations,
+    positive_target,
+)
+
+
+def _relative_line(columns: list[np.ndarray], t: np.ndarray) -> np.ndarray:
+    """Least-squares coefficients of sum_k x_k col_k ~ t in relative error; constant columns
+    beyond the intercept (a single level) get 0."""
+    design = np.column_stack(columns)
+    varying = [0] + [k for k in range(1, design.shape[1]) if np.ptp(design[:, k]) > 0]
+    coefficients = np.zeros(design.shape[1])
+    weighted = design[:, varying] / t[:, None]
+    coefficients[varying] = np.linalg.lstsq(weighted, np.ones(len(t)), rcond=None)[0]
+    return coefficients
+
+
+def _series(keys: np.ndarray, x: np.ndarray, t: np.ndarray) -> dict[float, tuple[float, float]]:
+    lines = {}
+    for key in np.unique(keys):
+        rows = keys == key
+        a, c = _relative_line([np.ones(rows.sum()), x[rows]], t[rows])
+        lines[float(key)] = (float(a), float(c))
+    return lines
+
+
+class LogLinearModel(PerformanceModel):
+    name = "loglin"
+    description = "loglin: I * (a + c log2 p) per batch size; a + c log2 b per worker count"
+    min_points = 2
+    capabilities = Capabilities(extrapolates_in=frozenset({"procs", "batch_size", "data_size"}))
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+
+    def fit(self, frame: pd.DataFrame) -> LogLinearModel:
+        self.check_enough(frame)
+        positive_target(frame, self.name)
+        t = iteration_seconds(frame)
+        log_p = np.log2(frame["procs"].to_numpy(float))
+        log_b = np.log2(frame["batch_size"].to_numpy(float))
+        self.procs_lines_ = _series(frame["batch_size"].to_numpy(float), log_p, t)
+        self.batch_lines_ = _series(frame["procs"].to_numpy(float), log_b, t)
+        a, c_p, c_b = _relative_line([np.ones(len(t)), log_p, log_b], t)
+        self.pooled_ = (float(a), float(c_p), float(c_b))
+        return self
+
+    def predict(self, frame: pd.DataFrame) -> np.ndarray:
+        p = frame["procs"].to_numpy(float)
+        b = frame["batch_size"].to_numpy(float)
+        a, c_p, c_b = self.pooled_
+        t_iter = a + c_p * np.log2(p) + c_b * np.log2(b)
+        for row, (procs, batch) in enumerate(zip(p, b, strict=True)):
+            if batch in self.procs_lines_:
+                a_b, c = self.procs_lines_[batch]
+                t_iter[row] = a_b + c * np.log2(procs)
+            elif procs in self.batch_lines_:
+                a_p, c = self.batch_lines_[procs]
+                t_iter[row] = a_p + c * np.log2(batch)
+        return iterations(frame) * t_iter
+
+    def to_dict(self) -> dict:
+        return {
+            "model": self.name,
+            "formula": self.description,
+            "settings": self.get_params(),
+            "procs_lines": [
+                {"batch_size": b, "a": a, "c": c} for b, (a, c) in self.procs_lines_.items()
+            ],
+            "batch_lines": [
+                {"procs": p, "a": a, "c": c} for p, (a, c) in self.batch_lines_.items()
+            ],
+            "pooled": dict(zip(("a", "c_procs", "c_batch"), self.pooled_, strict=True)),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> LogLinearModel:
+        model = cls(**data["settings"])
+        model.procs_lines_ = {
+            float(line["batch_size"]): (float(line["a"]), float(line["c"]))
+            for line in data["procs_lines"]
+        }
+        model.batch_lines_ = {
+            float(line["procs"]): (float(line["a"]), float(line["c"]))
+            for line in data["batch_lines"]
+        }
+        pooled = data["pooled"]
+        model.pooled_ = (float(pooled["a"]), float(pooled["c_procs"]), float(pooled["c_batch"]))
+        return model
