@@ -402,3 +402,27 @@ def test_adaptive_rounds_show_what_each_round_measured_and_why(data, tmp_path):
         page = build_report(study, tmp_path / "index.html")
     text = (tmp_path / "index.html").read_text()
     assert 'href="#adaptive"' in text and page
+
+
+def test_a_term_the_data_do_not_identify_gets_no_share():
+    from dlperf.report import findings
+    from dlperf.report.summary import breakdown_line
+
+    generic = {
+        "terms": [{"name": "compute", "state": "on"}, {"name": "allreduce_bw", "state": "on"}],
+        "identifiability": {
+            "terms": {"compute": {"identified": True}, "allreduce_bw": {"identified": False}}
+        },
+        "breakdown": [
+            {
+                "procs": 4,
+                "batch_size": 32,
+                "data_size": 1024,
+                "seconds": {"compute": 1.0, "allreduce_bw": 3.0},
+            }
+        ],
+    }
+    line = breakdown_line(findings.dominant_term(generic, 4, 32, 1024))
+    assert "not identified" in line and "75%" not in line and "no share is given" in line
+    generic["identifiability"]["terms"]["allreduce_bw"]["identified"] = True
+    assert "75% of an iteration" in breakdown_line(findings.dominant_term(generic, 4, 32, 1024))

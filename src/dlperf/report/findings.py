@@ -21,7 +21,14 @@ from .study import Study
 # Which protocol's ranking stands for "the model to believe": the first one that ran.
 PROTOCOL_ORDER = ("kfold", "loo_procs", "loo_batch", "extrapolation_procs", "extrapolation_batch")
 VS_BEST_ORDER = {"best": 0, "within_noise": 1, "worse": 2}
-COMMUNICATION_TERMS = ("allreduce_bw", "allreduce_lat", "internode", "sync_linear")
+COMMUNICATION_TERMS = (
+    "allreduce_bw",
+    "allreduce_lat",
+    "internode",
+    "internode_scaling",
+    "sync_linear",
+    "ps_sync",
+)
 INTERVAL_LEVEL = 0.9
 DEFAULT_PLAN_MAX_PROCS = 64
 
@@ -139,6 +146,9 @@ class Breakdown:
     description: str
     share: float  # of the per-iteration time
     communication_share: float  # all-reduce and inter-node terms together
+    # Terms whose constant the bootstrap refits do not pin away from zero (the artifact's
+    # identifiability block): their shares are not facts, and the Summary says so.
+    not_identified: tuple[str, ...] = ()
 
 
 def dominant_term(generic: dict, procs: int, batch: int, data: int) -> Breakdown | None:
@@ -165,7 +175,17 @@ def dominant_term(generic: dict, procs: int, batch: int, data: int) -> Breakdown
         TERMS[term].description,
         per_iteration[term] / total,
         communication / total,
+        not_identified(generic),
     )
+
+
+def not_identified(generic: dict) -> tuple[str, ...]:
+    """The generic model's terms that are on but whose constant the refits do not identify."""
+    terms = ((generic.get("identifiability") or {}).get("terms")) or {}
+    if not terms:
+        return ()
+    on = {t["name"] for t in generic["terms"] if t["state"] == "on"}
+    return tuple(sorted(n for n, t in terms.items() if n in on and t.get("identified") is False))
 
 
 def _seconds(value: float) -> str:

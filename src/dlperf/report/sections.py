@@ -150,19 +150,30 @@ def fitted_curves(study: Study, framework: str, network: str) -> tuple[dict[str,
 
 
 def _generic_blocks(framework: str, network: str, entry: dict) -> list:
+    known = (entry.get("identifiability") or {}).get("terms") or {}
+
+    def identified(name: str) -> str:
+        flag = known.get(name, {}).get("identified")
+        return "" if flag is None else ("yes" if flag else "no")
+
     rows = [
         {
             "term": t["name"],
             "constant": t["constant"],
             "formula": t["formula"],
             "value": t["value"],
+            "95% interval": _interval_text(known.get(t["name"], {})),
+            "in refits": known.get(t["name"], {}).get("inclusion"),
+            "identified": identified(t["name"]),
             "state": t["state"],
             "meaning": t["description"],
         }
         for t in entry["terms"]
     ]
+    exponent = (entry.get("identifiability") or {}).get("exponent") or {}
     rows.append(
         {
+            "95% interval": _interval_text(exponent),
             "term": "exponent",
             "constant": "a",
             "formula": "b^a",
@@ -178,12 +189,23 @@ def _generic_blocks(framework: str, network: str, entry: dict) -> list:
             f"{figures.nice_number(entry.get('train_mape'))}%.</p>"
         ),
         Markup("<details><summary>Fitted constants</summary>")
-        + table(pd.DataFrame(rows), left={"term", "constant", "formula", "state", "meaning"})
+        + table(
+            pd.DataFrame(rows),
+            left={"term", "constant", "formula", "95% interval", "identified", "state", "meaning"},
+        )
         + Markup("</details>"),
     ]
     if entry.get("breakdown"):
         blocks.append(figures.breakdown_figure(framework, network, entry["breakdown"]))
     return blocks
+
+
+def _interval_text(bounds: dict) -> str:
+    """A constant's bootstrap interval, or nothing when the artifact has none."""
+    lo, hi = bounds.get("lo"), bounds.get("hi")
+    if lo is None or hi is None:
+        return ""
+    return f"{figures.nice_number(lo)} .. {figures.nice_number(hi)}"
 
 
 def network(study: Study, framework: str, network: str) -> Section:

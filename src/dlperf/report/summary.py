@@ -66,11 +66,26 @@ def belief_line(belief: findings.Belief | None, interval, at: str) -> str:
 def breakdown_line(breakdown: findings.Breakdown | None) -> str:
     if breakdown is None:
         return ""
-    return (
-        f"At {breakdown.procs} workers (b={breakdown.batch_size}, d={breakdown.data_size}), "
-        f"{breakdown.share:.0%} of an iteration is {breakdown.description} (the largest term); "
-        f"all-reduce and inter-node communication together: {breakdown.communication_share:.0%}."
-    )
+    where = f"At {breakdown.procs} workers (b={breakdown.batch_size}, d={breakdown.data_size}), "
+    shaky = breakdown.not_identified
+    if breakdown.term in shaky:
+        text = (
+            f"{where}the largest term is {breakdown.description}, but its constant is not "
+            "identified (its bootstrap interval includes zero), so no share is given"
+        )
+    else:
+        text = (
+            f"{where}{breakdown.share:.0%} of an iteration is {breakdown.description} (the "
+            "largest term)"
+        )
+        if not any(t in findings.COMMUNICATION_TERMS for t in shaky):
+            text += (
+                "; all-reduce and inter-node communication together: "
+                f"{breakdown.communication_share:.0%}"
+            )
+    if shaky:
+        text += f". Not identified by the data: {', '.join(shaky)}"
+    return text + "."
 
 
 def plan_line(answer: findings.PlanAnswer | None) -> str:
