@@ -69,6 +69,8 @@ network_up() {
   : >"$NET_MANIFEST"
   net_record bridge "$NET_BRIDGE"
   ip link add "$NET_BRIDGE" type bridge
+  # No IPv6 link-local addresses either: the links carry only the addresses given here.
+  ip link set dev "$NET_BRIDGE" addrgenmode none
   ip addr add "$NET_BRIDGE_ADDR/24" dev "$NET_BRIDGE"
   ip link set "$NET_BRIDGE" up
   local hosts_lines=""
@@ -80,6 +82,8 @@ network_up() {
     ip netns add "$ns"
     net_record link "$veth"
     ip link add "$veth" type veth peer name "${veth}p"
+    ip link set dev "$veth" addrgenmode none
+    ip link set dev "${veth}p" addrgenmode none
     ip link set "${veth}p" netns "$ns"
     ip -n "$ns" link set "${veth}p" name eth0
     ip -n "$ns" addr add "$addr/24" dev eth0

@@ -315,7 +315,7 @@ SlurmdPidFile=$(daemon_pidfile slurmd)
 SlurmdLogFile=$LOG_DIR/slurmd.log"
   node_lines="NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$CPUS RealMemory=$MEM_MB$gres_node State=UNKNOWN"
 else
-  shape="# $NODES-host cluster for local tests: hosts ${NODE_NAMES[*]} (network namespaces on bridge $NET_BRIDGE), $CPUS CPUs and $GPUS fake GPUs each, link limit ${LINK_MBIT:-none} Mbit/s."
+  shape="# $NODES-host cluster for local tests: hosts ${NODE_NAMES[*]} (network namespaces on bridge $NET_BRIDGE), $CPUS CPUs and $GPUS fake GPUs each."
   controller_addr=$NET_BRIDGE_ADDR
   # One slurmd per host on one file system: per-host paths (%n = the node's name).
   slurmd_paths="SlurmdSpoolDir=/var/lib/slurm/slurmd-%n
