@@ -609,9 +609,9 @@ while :; do
     acct="no accounting (use squeue)"
     if [[ $DBD == 1 ]]; then acct="accounting via slurmdbd (sacct works)"; fi
     if ((NODES == 1)); then
-      log "ready: node $NODE is idle; $CPUS CPUs, $GPUS GPUs, ${MEM_MB} MiB, partition $PARTITION, $acct"
+      log "ready: node $NODE is up; $CPUS CPUs, $GPUS GPUs, ${MEM_MB} MiB, partition $PARTITION, $acct"
     else
-      log "ready: nodes ${NODE_NAMES[*]} are idle, each $CPUS CPUs, $GPUS GPUs, ${MEM_MB} MiB; link limit ${LINK_MBIT:-none} Mbit/s; controller $NODE at $NET_BRIDGE_ADDR; partition $PARTITION, $acct"
+      log "ready: nodes ${NODE_NAMES[*]} are up, each $CPUS CPUs, $GPUS GPUs, ${MEM_MB} MiB; link limit ${LINK_MBIT:-none} Mbit/s; controller $NODE at $NET_BRIDGE_ADDR; partition $PARTITION, $acct"
     fi
     exit 0
   fi
