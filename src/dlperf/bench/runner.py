@@ -243,7 +243,7 @@ def run_benchmark(
             # Others' CPU use during the timed epoch: flags runs a neighbour disturbed.
             record["noise"] = {
                 "cpu_window_rank0": cpu_window,
-                **foreign_cpu(results_by_rank(results), host_name, timing["epoch_time_s"]),
+                **foreign_cpu(results, host_name, timing["epoch_time_s"]),
             }
             record["ranks"] = len(results)
             check_hosts(config, record["rank_hosts"])
