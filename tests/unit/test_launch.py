@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from dlperf.bench import ranks
 from dlperf.bench.backends import CLUSTER_VARIABLES, service_layout
 from dlperf.bench.mx_service import dmlc_env
 from dlperf.bench.processes import Command, local_plan, run_processes, srun_plan
@@ -190,3 +191,13 @@ def test_run_processes_times_out_and_kills_everything(tmp_path):
     result = run_processes(commands, tmp_path, timeout_s=0.5)
     assert result.timed_out
     assert result.outcomes[0].returncode is not None
+
+
+def test_a_host_is_reached_at_the_address_its_name_resolves_to(monkeypatch):
+    """A host of the multi-host cluster (a namespace without a default route) has its name
+    in /etc/hosts: that address, not loopback, is what ps-lite must bind and announce."""
+    monkeypatch.setattr(ranks.socket, "gethostname", lambda: "dlnode2")
+    monkeypatch.setattr(
+        ranks.socket, "gethostbyname", lambda name: {"dlnode2": "10.213.57.12"}[name]
+    )
+    assert ranks.host_address() == "10.213.57.12"
