@@ -89,9 +89,19 @@ def assert_nothing_left_behind() -> None:
     assert not any(host in netns for host in HOSTS), netns
     assert "dlperf" not in links, links
     assert not any(host in Path("/etc/hosts").read_text() for host in HOSTS)
-    daemons = [
-        Path(p, "comm").read_text().strip()
-        for p in Path("/proc").glob("[0-9]*/")
-        if Path(p, "comm").exists()
-    ]
-    assert "slurmd" not in daemons and "slurmctld" not in daemons
+    assert not running("slurmd") and not running("slurmctld")
+
+
+def running(comm: str) -> list[str]:
+    """PIDs of live processes named ``comm`` (an exited daemon may stay a zombie until PID 1
+    reaps it: that one is gone)."""
+    pids = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            name = (proc / "comm").read_text().strip()
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if name == comm and state not in ("Z", "X"):
+            pids.append(proc.name)
+    return pids
