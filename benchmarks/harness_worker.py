@@ -14,7 +14,7 @@ from pathlib import Path
 
 from dlperf.bench.backends import load_backend
 from dlperf.bench.harness import batch_source, timed_steps
-from dlperf.bench.launch import DistInfo
+from dlperf.bench.ranks import DistInfo
 from dlperf.bench.spec import RunConfig
 
 

@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Start a real single-node Slurm cluster on this machine (Debian/Ubuntu, as root,
-# works without systemd). Idempotent: a re-run with everything up is a fast no-op.
+# Start a real Slurm cluster on this machine (Debian/Ubuntu, as root, works without
+# systemd): one node by default, or several compute hosts, each in its own network
+# namespace with its own host name, address and slurmd. Idempotent: a re-run with
+# everything up is a fast no-op.
 #
 #   sudo scripts/local-slurm-start.sh      # then: sinfo; srun -n 2 hostname
-#   sudo scripts/local-slurm-stop.sh       # stops only what this script started
+#   sudo LOCAL_SLURM_NODES=2 LOCAL_SLURM_LINK_MBIT=200 scripts/local-slurm-start.sh
+#                                          # then: srun -N 2 -n 2 hostname -> dlnode1, dlnode2
+#   sudo scripts/local-slurm-stop.sh       # stops/removes only what this script started/made
 #
 # Knobs (environment variables):
-#   LOCAL_SLURM_CPUS       CPUs of the node (default: nproc; more than nproc is allowed)
-#   LOCAL_SLURM_GPUS       fake GPUs (char devices, major 195) of the node (default 2; 0 = none)
-#   LOCAL_SLURM_MEM_MB     RealMemory of the node in MiB (default: MemTotal minus 10 %, >= 512 MiB headroom)
+#   LOCAL_SLURM_NODES      compute hosts (default 1: the machine itself at 127.0.0.1; N > 1:
+#                          hosts dlnode1..N in network namespaces on a bridge, see local-slurm-net.sh)
+#   LOCAL_SLURM_LINK_MBIT  bandwidth limit of each host's link in Mbit/s, N > 1 only (default: none)
+#   LOCAL_SLURM_CPUS       CPUs of each node (default: nproc; more than nproc is allowed)
+#   LOCAL_SLURM_GPUS       fake GPUs (char devices, major 195) of each node (default 2; 0 = none)
+#   LOCAL_SLURM_MEM_MB     RealMemory of each node in MiB (default: MemTotal minus 10 %, >= 512 MiB headroom)
 #   LOCAL_SLURM_PARTITION  name of the (default) partition (default: debug)
 #   LOCAL_SLURM_DBD        1 = also run MariaDB + slurmdbd so that sacct works (default 0)
 #   LOCAL_SLURM_TIMEOUT    seconds to wait for the daemons / an idle node (default 90)
@@ -30,6 +37,8 @@ DBD=${LOCAL_SLURM_DBD:-0}
 TIMEOUT=${LOCAL_SLURM_TIMEOUT:-90}
 FORCE=${LOCAL_SLURM_FORCE:-0}
 MEM_MB=${LOCAL_SLURM_MEM_MB:-}
+NODES=${LOCAL_SLURM_NODES:-1}
+LINK_MBIT=${LOCAL_SLURM_LINK_MBIT:-}
 
 [[ $CPUS =~ ^[1-9][0-9]*$ ]] || die "LOCAL_SLURM_CPUS must be a positive integer, got '$CPUS'"
 [[ $GPUS =~ ^[0-9]+$ ]] || die "LOCAL_SLURM_GPUS must be a non-negative integer, got '$GPUS'"
@@ -38,6 +47,9 @@ MEM_MB=${LOCAL_SLURM_MEM_MB:-}
 [[ $DBD == 0 || $DBD == 1 ]] || die "LOCAL_SLURM_DBD must be 0 or 1, got '$DBD'"
 [[ $FORCE == 0 || $FORCE == 1 ]] || die "LOCAL_SLURM_FORCE must be 0 or 1, got '$FORCE'"
 [[ -z $MEM_MB || $MEM_MB =~ ^[1-9][0-9]*$ ]] || die "LOCAL_SLURM_MEM_MB must be a positive integer (MiB), got '$MEM_MB'"
+[[ $NODES =~ ^[1-9][0-9]*$ ]] && ((NODES <= 64)) || die "LOCAL_SLURM_NODES must be an integer from 1 to 64, got '$NODES'"
+[[ -z $LINK_MBIT || $LINK_MBIT =~ ^[1-9][0-9]*$ ]] || die "LOCAL_SLURM_LINK_MBIT must be a positive integer (Mbit/s) or empty (no limit), got '$LINK_MBIT'"
+[[ -z $LINK_MBIT || $NODES -gt 1 ]] || die "LOCAL_SLURM_LINK_MBIT limits the links between hosts: it needs LOCAL_SLURM_NODES > 1"
 [[ $STATE == /* ]] || die "LOCAL_SLURM_STATE must be an absolute path, got '$STATE'"
 (( EUID == 0 )) || die "must run as root (try: sudo $0)"
 
@@ -54,6 +66,17 @@ NODE=$(hostname -s 2>/dev/null || true)
 NODE=${NODE%%.*}
 DEV_DIR=$STATE/dev
 NPROC=$(nproc)
+# shellcheck source=local-slurm-net.sh
+source "$(dirname "${BASH_SOURCE[0]}")/local-slurm-net.sh"
+# The compute hosts: this machine, or the namespaces' hosts.
+NODE_NAMES=()
+if ((NODES == 1)); then
+  NODE_NAMES=("$NODE")
+else
+  for ((i = 1; i <= NODES; i++)); do NODE_NAMES+=("$(net_node_name "$i")"); done
+fi
+# Key of a node's slurmd in $STATE (pid file) and its own pid file: one slurmd per host.
+slurmd_key() { if ((NODES == 1)); then echo slurmd; else echo "slurmd-$1"; fi; }
 
 # pid file each daemon writes itself (the stop script knows the same table)
 daemon_pidfile() {
@@ -63,6 +86,7 @@ daemon_pidfile() {
     slurmdbd) echo /run/slurmdbd.pid ;;
     slurmctld) echo /run/slurmctld.pid ;;
     slurmd) echo /run/slurmd.pid ;;
+    slurmd-*) echo "/run/$1.pid" ;; # SlurmdPidFile=/run/slurmd-%n.pid
     *) die "internal: unknown daemon $1" ;;
   esac
 }
@@ -75,6 +99,8 @@ daemon_log() {
 }
 
 # ---------------------------------------------------------------- process helpers
+# Program name (/proc/PID/comm) of daemon key $1: slurmd-dlnode1 -> slurmd.
+comm_of() { echo "${1%%-*}"; }
 # PIDs of all processes whose /proc/PID/comm is exactly $1 (no forks: fast).
 running_pids() {
   local d c
@@ -99,7 +125,7 @@ own_pid() {
   local f=$STATE/$1.pid pid
   [[ -f $f ]] || return 1
   pid=$(<"$f")
-  if pid_is "$pid" "$1"; then
+  if pid_is "$pid" "$(comm_of "$1")"; then
     echo "$pid"
   else
     rm -f "$f" # stale
@@ -113,13 +139,13 @@ stop_own() {
   log "stopping $name (pid $pid)"
   kill -TERM "$pid" 2>/dev/null || true
   for ((i = 0; i < 300; i++)); do
-    pid_is "$pid" "$name" || break
+    pid_is "$pid" "$(comm_of "$name")" || break
     sleep 0.1
   done
-  if pid_is "$pid" "$name"; then
+  if pid_is "$pid" "$(comm_of "$name")"; then
     log "$name (pid $pid) still running after 30 s, sending KILL"
     kill -KILL "$pid" 2>/dev/null || true
-    for ((i = 0; i < 50; i++)); do pid_is "$pid" "$name" || break; sleep 0.1; done
+    for ((i = 0; i < 50; i++)); do pid_is "$pid" "$(comm_of "$name")" || break; sleep 0.1; done
   fi
   rm -f "$STATE/$name.pid" "$STATE/$name.sha256"
   pf=$(daemon_pidfile "$name")
@@ -142,7 +168,7 @@ wait_started() {
   while :; do
     if [[ -s $pf ]]; then
       pid=$(<"$pf")
-      if pid_is "$pid" "$name"; then
+      if pid_is "$pid" "$(comm_of "$name")"; then
         echo "$pid" >"$STATE/$name.pid"
         log "started $name (pid $pid)"
         return 0
@@ -155,7 +181,7 @@ wait_started() {
       die "$name failed to start; see $(daemon_log "$name") and $STATE/$name.out"
     fi
     # daemonized slurm/munge processes exit early on fatal errors: no need to wait long
-    if [[ -z $(running_pids "$name") && $name != mariadbd ]] && ((SECONDS >= START_T + 5)); then
+    if [[ -z $(running_pids "$(comm_of "$name")") && $name != mariadbd ]] && ((SECONDS >= START_T + 5)); then
       [[ -s $STATE/$name.out ]] && log_tail "$STATE/$name.out"
       log_tail "$(daemon_log "$name")"
       die "$name exited right after start; see $(daemon_log "$name") and $STATE/$name.out"
@@ -231,6 +257,9 @@ fi
 # ---------------------------------------------------------------- 3. directories, munge key, fake GPUs
 install -d -m 0755 "$STATE" "$DEV_DIR" "$CONF_DIR"
 install -d -o slurm -g slurm -m 0755 "$LOG_DIR" /var/lib/slurm /var/lib/slurm/slurmctld /var/lib/slurm/slurmd
+if ((NODES > 1)); then
+  for n in "${NODE_NAMES[@]}"; do install -d -m 0755 "/var/lib/slurm/slurmd-$n"; done
+fi
 install -d -o munge -g munge -m 0700 /etc/munge /var/lib/munge
 install -d -o munge -g munge -m 0755 /run/munge /var/log/munge
 if [[ ! -s /etc/munge/munge.key ]]; then
@@ -278,18 +307,37 @@ else
   accounting="AccountingStorageType=accounting_storage/none"
 fi
 
+if ((NODES == 1)); then
+  shape="# Single-node cluster for local tests: node $NODE, $CPUS CPUs, $GPUS fake GPUs."
+  controller_addr=127.0.0.1
+  slurmd_paths="SlurmdSpoolDir=/var/lib/slurm/slurmd
+SlurmdPidFile=$(daemon_pidfile slurmd)
+SlurmdLogFile=$LOG_DIR/slurmd.log"
+  node_lines="NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$CPUS RealMemory=$MEM_MB$gres_node State=UNKNOWN"
+else
+  shape="# $NODES-host cluster for local tests: hosts ${NODE_NAMES[*]} (network namespaces on bridge $NET_BRIDGE), $CPUS CPUs and $GPUS fake GPUs each."
+  controller_addr=$NET_BRIDGE_ADDR
+  # One slurmd per host on one file system: per-host paths (%n = the node's name).
+  slurmd_paths="SlurmdSpoolDir=/var/lib/slurm/slurmd-%n
+SlurmdPidFile=/run/slurmd-%n.pid
+SlurmdLogFile=$LOG_DIR/slurmd-%n.log"
+  node_lines=""
+  for ((i = 1; i <= NODES; i++)); do
+    node_lines+="NodeName=$(net_node_name "$i") NodeAddr=$(net_node_addr "$i") CPUs=$CPUS RealMemory=$MEM_MB$gres_node State=UNKNOWN"$'\n'
+  done
+  node_lines=${node_lines%$'\n'}
+fi
+
 slurm_conf="$MARKER
-# Single-node cluster for local tests: node $NODE, $CPUS CPUs, $GPUS fake GPUs.
+$shape
 ClusterName=$CLUSTER
-SlurmctldHost=$NODE(127.0.0.1)
+SlurmctldHost=$NODE($controller_addr)
 SlurmUser=slurm
 AuthType=auth/munge
 StateSaveLocation=/var/lib/slurm/slurmctld
-SlurmdSpoolDir=/var/lib/slurm/slurmd
 SlurmctldPidFile=$(daemon_pidfile slurmctld)
-SlurmdPidFile=$(daemon_pidfile slurmd)
 SlurmctldLogFile=$LOG_DIR/slurmctld.log
-SlurmdLogFile=$LOG_DIR/slurmd.log
+$slurmd_paths
 MailProg=/bin/true
 MpiDefault=none
 ProctrackType=proctrack/linuxproc
@@ -310,14 +358,16 @@ $accounting
 JobCompType=jobcomp/none
 GresTypes=gpu
 ${overrides:+$overrides
-}NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$CPUS RealMemory=$MEM_MB$gres_node State=UNKNOWN
+}$node_lines
 PartitionName=$PARTITION Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
 
 gres_conf="$MARKER"
+gres_nodes=$NODE
+if ((NODES > 1)); then gres_nodes="$NET_NODE_PREFIX[1-$NODES]"; fi
 if ((GPUS == 1)); then
-  gres_conf+=$'\n'"NodeName=$NODE Name=gpu File=$DEV_DIR/nvidia0"
+  gres_conf+=$'\n'"NodeName=$gres_nodes Name=gpu File=$DEV_DIR/nvidia0"
 elif ((GPUS > 1)); then
-  gres_conf+=$'\n'"NodeName=$NODE Name=gpu File=$DEV_DIR/nvidia[0-$((GPUS - 1))]"
+  gres_conf+=$'\n'"NodeName=$gres_nodes Name=gpu File=$DEV_DIR/nvidia[0-$((GPUS - 1))]"
 fi
 
 # write $2 to file $1 if it differs; mode $3, owner $4
@@ -369,7 +419,11 @@ if [[ $DBD == 1 ]]; then dbd_sha=$(sha256sum <"$DBD_CONF" | cut -d' ' -f1); fi
 # ---------------------------------------------------------------- 5. restart own daemons on config change
 conf_of() { if [[ $1 == slurmdbd ]]; then echo "$dbd_sha"; else echo "$slurm_sha"; fi; }
 stale=()
-for d in slurmd slurmctld slurmdbd; do
+own_slurmds=()
+for f in "$STATE"/slurmd.pid "$STATE"/slurmd-*.pid; do
+  [[ -f $f ]] && own_slurmds+=("$(basename "$f" .pid)")
+done
+for d in "${own_slurmds[@]}" slurmctld slurmdbd; do
   own_pid "$d" >/dev/null || continue
   if [[ $d == slurmdbd && $DBD == 0 ]]; then continue; fi # stopped below
   old=$(cat "$STATE/$d.sha256" 2>/dev/null || true)
@@ -387,15 +441,17 @@ if [[ $DBD == 0 ]]; then
     fi
   done
 fi
+if ((NODES == 1)); then network_down; fi # left from a multi-host start
 for d in slurmd slurmctld; do
-  if [[ -z $(own_pid "$d" || true) && -n $(running_pids "$d") ]]; then
+  if [[ -z $(own_pid "$d" || true) && -z $(compgen -G "$STATE/$d-*.pid") && -n $(running_pids "$d") ]]; then
     log "note: $d is running but was not started by this script; it is used as is (restart it yourself if $SLURM_CONF changed)"
   fi
 done
 
-# ---------------------------------------------------------------- 6. daemons
+# ---------------------------------------------------------------- 6. network, daemons
 DEADLINE=$((SECONDS + TIMEOUT))
 START_T=$SECONDS
+if ((NODES > 1)); then network_up; fi
 
 if [[ -z $(running_pids munged) ]]; then
   launch munged runuser -u munge -- /usr/sbin/munged
@@ -452,10 +508,24 @@ if [[ -z $(running_pids slurmctld) ]]; then
   wait_started slurmctld
   echo "$slurm_sha" >"$STATE/slurmctld.sha256"
 fi
-if [[ -z $(running_pids slurmd) ]]; then
-  launch slurmd /usr/sbin/slurmd
-  wait_started slurmd
-  echo "$slurm_sha" >"$STATE/slurmd.sha256"
+if ((NODES == 1)); then
+  if [[ -z $(running_pids slurmd) ]]; then
+    launch slurmd /usr/sbin/slurmd
+    wait_started slurmd
+    echo "$slurm_sha" >"$STATE/slurmd.sha256"
+  fi
+else
+  # Each host's slurmd in its namespace, with the host's name in its own UTS namespace
+  # (the job steps it starts inherit both). nsenter, not `ip netns exec`: the latter
+  # remounts /sys, which hides /sys/fs/cgroup from slurmd.
+  for n in "${NODE_NAMES[@]}"; do
+    key=$(slurmd_key "$n")
+    own_pid "$key" >/dev/null && continue
+    launch "$key" nsenter "--net=/run/netns/$n" unshare --uts \
+      sh -c 'hostname "$1" && exec /usr/sbin/slurmd -N "$1"' _ "$n"
+    wait_started "$key"
+    echo "$slurm_sha" >"$STATE/$key.sha256"
+  done
 fi
 
 # ---------------------------------------------------------------- 7. wait for an idle node
@@ -471,63 +541,96 @@ proc_start_epoch() { # pid -> start time (epoch seconds)
   read -r -a f <<<"$rest"
   echo $((BTIME + f[19] / CLK_TCK))
 }
-slurmd_registered() {
-  local pids pid started reported
-  pids=$(running_pids slurmd)
-  pid=${pids%%$'\n'*}
+# PID of the slurmd serving node $1 (the machine's one slurmd, or the host's own).
+slurmd_pid() {
+  local pids pf pid
+  if ((NODES == 1)); then
+    pids=$(running_pids slurmd)
+    echo "${pids%%$'\n'*}"
+    return 0
+  fi
+  pf=$(daemon_pidfile "$(slurmd_key "$1")")
+  [[ -s $pf ]] && pid=$(<"$pf") && pid_is "$pid" slurmd && echo "$pid"
+  return 0
+}
+slurmd_registered() { # node
+  local pid started reported
+  pid=$(slurmd_pid "$1")
   [[ -n $pid ]] || return 1
   started=$(proc_start_epoch "$pid") || return 1
-  reported=$(scontrol show node -o "$NODE" 2>/dev/null | sed -n 's/.*SlurmdStartTime=\([^ ]*\).*/\1/p')
+  reported=$(scontrol show node -o "$1" 2>/dev/null | sed -n 's/.*SlurmdStartTime=\([^ ]*\).*/\1/p')
   [[ -n $reported && $reported != None ]] || return 1
   reported=$(date -d "$reported" +%s 2>/dev/null) || return 1
   ((reported >= started - 1))
 }
-last_resume=-100 last_reported=""
-state="" err=""
-while :; do
-  if state=$(sinfo -h -N -n "$NODE" -o '%t' 2>"$STATE/sinfo.err"); then
-    state=${state%%$'\n'*}
-    err=""
-  else
-    state="" err=$(head -n 1 "$STATE/sinfo.err")
+slurmd_log() { if ((NODES == 1)); then echo "$LOG_DIR/slurmd.log"; else echo "$LOG_DIR/slurmd-$1.log"; fi; }
+declare -A last_resume=() last_reported=()
+# One node's state in $node_st ("ready" once usable); resumes it when drained or down.
+# (Sets globals: not run in a subshell, so that the resume bookkeeping persists.)
+node_state() { # node
+  local node=$1 state reason
+  if ! state=$(sinfo -h -N -n "$node" -o '%t' 2>"$STATE/sinfo.err"); then
+    err=$(head -n 1 "$STATE/sinfo.err")
+    node_st=""
+    return 0
   fi
+  err=""
+  state=${state%%$'\n'*}
   case $state in
     idle | mix | alloc | comp | resv)
-      if slurmd_registered; then
-        acct="no accounting (use squeue)"
-        if [[ $DBD == 1 ]]; then acct="accounting via slurmdbd (sacct works)"; fi
-        log "ready: node $NODE is $state; $CPUS CPUs, $GPUS GPUs, ${MEM_MB} MiB, partition $PARTITION, $acct"
-        exit 0
+      if slurmd_registered "$node"; then
+        node_st=ready
+        return 0
       fi
       state="$state, but the running slurmd has not registered with slurmctld yet"
       ;;
     drain* | drng* | inval* | fail* | down)
-      if ((SECONDS - last_resume >= 3)); then
-        reason=$(sinfo -h -N -n "$NODE" -o '%E' 2>/dev/null | head -n 1 || true)
-        if [[ "$state/$reason" != "$last_reported" ]]; then
-          log "node $NODE is $state (reason: ${reason:-none}); resuming it"
-          last_reported="$state/$reason"
+      if ((SECONDS - ${last_resume[$node]:--100} >= 3)); then
+        reason=$(sinfo -h -N -n "$node" -o '%E' 2>/dev/null | head -n 1 || true)
+        if [[ "$state/$reason" != "${last_reported[$node]:-}" ]]; then
+          log "node $node is $state (reason: ${reason:-none}); resuming it"
         fi
-        scontrol update nodename="$NODE" state=resume >/dev/null 2>&1 || true
-        last_resume=$SECONDS
+        scontrol update nodename="$node" state=resume >/dev/null 2>&1 || true
+        last_resume[$node]=$SECONDS
+        last_reported[$node]="$state/$reason"
       fi
       ;;
   esac
+  node_st=$state
+}
+err=""
+while :; do
+  waiting=() states=()
+  for n in "${NODE_NAMES[@]}"; do
+    node_state "$n"
+    [[ $node_st == ready ]] || { waiting+=("$n"); states+=("${node_st:-unknown}"); }
+  done
+  if ((${#waiting[@]} == 0)); then
+    acct="no accounting (use squeue)"
+    if [[ $DBD == 1 ]]; then acct="accounting via slurmdbd (sacct works)"; fi
+    if ((NODES == 1)); then
+      log "ready: node $NODE is up; $CPUS CPUs, $GPUS GPUs, ${MEM_MB} MiB, partition $PARTITION, $acct"
+    else
+      log "ready: nodes ${NODE_NAMES[*]} are up, each $CPUS CPUs, $GPUS GPUs, ${MEM_MB} MiB; link limit ${LINK_MBIT:-none} Mbit/s; controller $NODE at $NET_BRIDGE_ADDR; partition $PARTITION, $acct"
+    fi
+    exit 0
+  fi
   if ((SECONDS >= DEADLINE)); then
+    node=${waiting[0]} state=${states[0]}
     if [[ -z $(running_pids slurmctld) ]]; then
       log_tail "$LOG_DIR/slurmctld.log"
       die "slurmctld is not running; see $LOG_DIR/slurmctld.log"
     elif [[ -n $err ]]; then
       log_tail "$LOG_DIR/slurmctld.log"
       die "slurmctld does not answer ($err); see $LOG_DIR/slurmctld.log"
-    elif [[ -z $(running_pids slurmd) ]]; then
-      log_tail "$LOG_DIR/slurmd.log"
-      die "slurmd is not running; see $LOG_DIR/slurmd.log"
+    elif [[ -z $(slurmd_pid "$node") ]]; then
+      log_tail "$(slurmd_log "$node")"
+      die "the slurmd of node $node is not running; see $(slurmd_log "$node")"
     else
-      reason=$(sinfo -h -N -n "$NODE" -o '%E' 2>/dev/null | head -n 1 || true)
-      log_tail "$LOG_DIR/slurmd.log"
+      reason=$(sinfo -h -N -n "$node" -o '%E' 2>/dev/null | head -n 1 || true)
+      log_tail "$(slurmd_log "$node")"
       log_tail "$LOG_DIR/slurmctld.log"
-      die "node $NODE is not idle after ${TIMEOUT}s: state '${state:-unknown}', reason '${reason:-none}'; see $LOG_DIR/slurmd.log and $LOG_DIR/slurmctld.log"
+      die "node $node is not idle after ${TIMEOUT}s: state '$state', reason '${reason:-none}'; see $(slurmd_log "$node") and $LOG_DIR/slurmctld.log"
     fi
   fi
   sleep 0.25

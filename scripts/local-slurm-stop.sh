@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Stop the daemons that scripts/local-slurm-start.sh started (and only those): the PIDs
 # recorded in $LOCAL_SLURM_STATE/*.pid, and only while /proc/PID/comm still names the
-# expected daemon. TERM, wait up to 30 s, then KILL. Packages, configuration and Slurm
-# state are left in place, so the next start is fast.
+# expected daemon. TERM, wait up to 30 s, then KILL. Then, for a multi-host cluster
+# (LOCAL_SLURM_NODES > 1), it removes the network the start script made: the namespaces,
+# links, bridge and host-name lines it listed in $LOCAL_SLURM_STATE/network.list, and
+# nothing else. Packages, configuration and Slurm state are left in place, so the next
+# start is fast.
 #
 #   LOCAL_SLURM_STATE  where the start script recorded its PIDs (default: /run/local-slurm)
 #
@@ -24,6 +27,7 @@ daemon_pidfile() {
     slurmdbd) echo /run/slurmdbd.pid ;;
     slurmctld) echo /run/slurmctld.pid ;;
     slurmd) echo /run/slurmd.pid ;;
+    slurmd-*) echo "/run/$1.pid" ;;
   esac
 }
 # true if process $1 exists, is not a zombie, and /proc/PID/comm is exactly $2
@@ -36,6 +40,8 @@ pid_is() { # pid comm
   st=${st%% *}
   [[ $c == "$2" && $st != Z && $st != X ]]
 }
+# Program name of daemon key $1: slurmd-dlnode1 -> slurmd.
+comm_of() { echo "${1%%-*}"; }
 running_pids() {
   local d c
   for d in /proc/[0-9]*; do
@@ -50,15 +56,23 @@ if [[ ! -d $STATE ]]; then
   exit 0
 fi
 
-# Dependents first: slurmd, slurmctld, slurmdbd, then MariaDB and munge.
-order=(slurmd slurmctld slurmdbd mariadbd munged)
+# shellcheck source=local-slurm-net.sh
+source "$(dirname "${BASH_SOURCE[0]}")/local-slurm-net.sh"
+
+# Dependents first: slurmd (one per host), slurmctld, slurmdbd, then MariaDB and munge.
+host_slurmds=()
+for f in "$STATE"/slurmd-*.pid; do
+  [[ -f $f ]] && host_slurmds+=("$(basename "$f" .pid)")
+done
+order=(slurmd "${host_slurmds[@]}" slurmctld slurmdbd mariadbd munged)
 declare -A sent=() # daemons sent TERM
 stopped=0
 for name in "${order[@]}"; do
   f=$STATE/$name.pid
   [[ -f $f ]] || continue
   pid=$(<"$f")
-  if pid_is "$pid" "$name"; then
+  comm=$(comm_of "$name")
+  if pid_is "$pid" "$comm"; then
     log "stopping $name (pid $pid)"
     kill -TERM "$pid" 2>/dev/null || true
     sent[$name]=$pid
@@ -72,28 +86,31 @@ for name in "${order[@]}"; do
   # slurmdbd flushes to MariaDB, all of them still need munge while shutting down).
   if [[ -n ${sent[$name]:-} ]]; then
     t0=$SECONDS
-    while pid_is "$pid" "$name" && ((SECONDS - t0 < GRACE)); do sleep 0.1; done
-    if pid_is "$pid" "$name"; then
+    while pid_is "$pid" "$comm" && ((SECONDS - t0 < GRACE)); do sleep 0.1; done
+    if pid_is "$pid" "$comm"; then
       log "$name (pid $pid) did not exit within ${GRACE}s; sending KILL"
       kill -KILL "$pid" 2>/dev/null || true
-      for ((i = 0; i < 50; i++)); do pid_is "$pid" "$name" || break; sleep 0.1; done
-      if pid_is "$pid" "$name"; then log "WARNING: $name (pid $pid) survived KILL"; fi
+      for ((i = 0; i < 50; i++)); do pid_is "$pid" "$comm" || break; sleep 0.1; done
+      if pid_is "$pid" "$comm"; then log "WARNING: $name (pid $pid) survived KILL"; fi
     fi
     rm -f "$f" "$STATE/$name.sha256"
     pf=$(daemon_pidfile "$name")
-    if [[ -f $pf ]] && { [[ $(<"$pf") == "$pid" ]] || ! pid_is "$(<"$pf")" "$name"; }; then
+    if [[ -f $pf ]] && { [[ $(<"$pf") == "$pid" ]] || ! pid_is "$(<"$pf")" "$comm"; }; then
       rm -f "$pf"
     fi
     stopped=$((stopped + 1))
   fi
 done
 
+# The hosts' network goes once their slurmds are gone.
+network_down
+
 if ((stopped == 0)); then
   log "nothing to stop (no running daemons recorded in $STATE)"
 else
   log "stopped $stopped daemon(s); packages, /etc/slurm and Slurm state are kept"
 fi
-for name in "${order[@]}"; do
+for name in slurmd slurmctld slurmdbd mariadbd munged; do
   others=$(running_pids "$name" | tr '\n' ' ')
   if [[ -n $others ]]; then
     log "note: $name (pid ${others% }) was not started by local-slurm-start.sh; left alone"

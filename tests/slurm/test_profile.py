@@ -39,7 +39,8 @@ def dry_run(workflow_bin, repo, workdir, *args):
 
 
 def planned_bench_jobs(text: str) -> dict[str, dict[str, str]]:
-    """wildcards line -> resources of every planned bench job."""
+    """wildcards line -> resources of every planned bench job (inside job groups too)."""
+    text = "\n".join(line.strip() for line in text.splitlines())
     jobs = {}
     for block in re.split(r"\n(?=\[|rule |localrule )", text):
         if not block.startswith("rule bench:"):
@@ -61,6 +62,36 @@ def test_profile_is_found_from_the_repository_root(workflow_bin, repo, tmp_path)
     two = next(res for wc, res in jobs.items() if "procs=2," in wc)
     layout = (two["nodes"], two["tasks"], two["tasks_per_node"], two["mpi"], two["gres"])
     assert layout == ("1", "2", "0", "srun", "")
+
+
+def planned_groups(text: str) -> dict[str, list[str]]:
+    """Group job header -> wildcards lines of the bench jobs it holds, in plan order."""
+    groups: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        header = re.search(r"Group job (\S+) \(jobs", line)
+        if header:
+            current = groups.setdefault(f"{header.group(1)}#{len(groups)}", [])
+        elif current is not None and line.strip().startswith("wildcards: framework="):
+            current.append(line.strip())
+    return groups
+
+
+def test_benchmarks_are_grouped_by_layout_ten_per_slurm_job(workflow_bin, repo, tmp_path):
+    """The profile's job groups: every bench job is in a group of its own layout, at most
+    10 to a Slurm job, so the default sweep's 108 runs go out as 12 jobs."""
+    text = dry_run(workflow_bin, repo, tmp_path, "--configfile", "config/config.yaml")
+    groups = {name: wcs for name, wcs in planned_groups(text).items() if name.startswith("bench_")}
+    runs = cfg.run_configs(cfg.load(repo / "config" / "config.yaml"))
+    assert sum(len(wcs) for wcs in groups.values()) == len(runs)
+    for name, wildcards in groups.items():
+        nodes, procs = re.match(r"bench_n(\d+)_p(\d+)#", name).groups()
+        assert 1 <= len(wildcards) <= 10, (name, wildcards)
+        assert all(f"nodes={nodes}, procs={procs}," in wc for wc in wildcards), (name, wildcards)
+    per_layout = {}
+    for name in groups:
+        per_layout[name.split("#")[0]] = per_layout.get(name.split("#")[0], 0) + 1
+    assert per_layout == {"bench_n1_p1": 6, "bench_n1_p2": 6}  # 54 runs each, 10 a job
 
 
 def test_gpu_config_plans_one_job_per_configuration_with_its_gpus(workflow_bin, repo, tmp_path):

@@ -1,4 +1,5 @@
-"""Rank discovery, cluster descriptions (TF_CONFIG, DMLC roles) and process supervision."""
+"""Rank discovery (dlperf.bench.ranks), the driver's process plans and supervision
+(dlperf.bench.processes) and MXNet's parameter-server layout (dlperf.bench.mx_service)."""
 
 from __future__ import annotations
 
@@ -7,18 +8,23 @@ import time
 
 import pytest
 
-from dlperf.bench.launch import (
-    Command,
-    DistInfo,
-    dmlc_env,
-    expand_nodelist,
-    from_environment,
-    local_plan,
-    run_processes,
-    slurm_port,
-    srun_plan,
-    tf_config,
-)
+from dlperf.bench import ranks
+from dlperf.bench.backends import CLUSTER_VARIABLES, service_layout
+from dlperf.bench.mx_service import dmlc_env
+from dlperf.bench.processes import Command, local_plan, run_processes, srun_plan
+from dlperf.bench.ranks import DistInfo, expand_nodelist, from_environment, slurm_port
+
+
+def plan_local(framework, procs, worker_argv, service_argv, env):
+    layout = service_layout(framework)
+    return local_plan(procs, worker_argv, service_argv, env, layout, CLUSTER_VARIABLES)
+
+
+def plan_srun(framework, procs, nodes, threads, worker_argv, service_argv, env):
+    layout = service_layout(framework)
+    return srun_plan(
+        procs, nodes, threads, worker_argv, service_argv, env, layout, CLUSTER_VARIABLES
+    )
 
 
 @pytest.mark.parametrize(
@@ -80,22 +86,27 @@ def test_slurm_variables():
     assert dist.host_of_rank(0) == "gpu01" and dist.host_of_rank(3) == "gpu02"
 
 
-def test_tf_config_from_slurm_gives_one_address_per_task():
+def test_worker_addresses_from_slurm_name_each_rank_by_its_host():
     dist = from_environment(slurm_env(2, 0, 1))
-    config = tf_config(dist)
     base = dist.master_port
-    assert config["cluster"]["worker"] == [
+    assert dist.worker_addresses() == [
         f"gpu01:{base + 1}",
         f"gpu01:{base + 2}",
         f"gpu02:{base + 1}",
         f"gpu02:{base + 2}",
     ]
-    assert config["task"] == {"type": "worker", "index": 2}
 
 
-def test_tf_config_without_ports_explains_the_fix():
-    with pytest.raises(ValueError, match="one port per worker"):
-        tf_config(DistInfo(rank=0, world_size=2))
+def test_worker_addresses_without_ports_explain_the_fix():
+    with pytest.raises(ValueError, match="one listening port per worker"):
+        DistInfo(rank=0, world_size=2).worker_addresses()
+
+
+def test_each_job_step_gets_its_own_port():
+    """Several runs inside one Slurm job (a job group) must not meet at the same port."""
+    first = slurm_port({**slurm_env(0, 0, 0), "SLURM_STEP_ID": "0"})
+    second = slurm_port({**slurm_env(0, 0, 0), "SLURM_STEP_ID": "1"})
+    assert first != second and first % 8 == second % 8 == 0
 
 
 def test_dmlc_roles():
@@ -113,7 +124,7 @@ def test_dmlc_roles():
 
 
 def test_local_plan_for_mxnet_adds_scheduler_and_server():
-    commands = local_plan("mxnet", 2, ["w"], ["s"], {"PORT": "9093", "PATH": "/bin"})
+    commands = plan_local("mxnet", 2, ["w"], ["s"], {"PORT": "9093", "PATH": "/bin"})
     assert [c.name for c in commands] == ["scheduler", "server", "worker0", "worker1"]
     assert [c.service for c in commands] == [True, True, False, False]
     roles = [c.env["DMLC_ROLE"] for c in commands]
@@ -124,17 +135,17 @@ def test_local_plan_for_mxnet_adds_scheduler_and_server():
 
 
 def test_local_plan_gives_every_worker_its_rank_and_distinct_ports():
-    commands = local_plan("tensorflow", 3, ["w"], ["s"], {"TF_CONFIG": "stale"})
+    commands = plan_local("tensorflow", 3, ["w"], ["s"], {"TF_CONFIG": "stale"})
     assert [c.env["DLPERF_RANK"] for c in commands] == ["0", "1", "2"]
     ports = commands[0].env["DLPERF_WORKER_PORTS"].split(",")
     assert len(set(ports)) == 3 and commands[0].env["DLPERF_MASTER_PORT"] not in ports
     assert all("TF_CONFIG" not in c.env and "DMLC_ROLE" not in c.env for c in commands)
-    single = local_plan("mxnet", 1, ["w"], ["s"], {})
+    single = plan_local("mxnet", 1, ["w"], ["s"], {})
     assert [c.name for c in single] == ["worker0"] and "DMLC_ROLE" not in single[0].env
 
 
 def test_srun_plan_starts_one_task_per_worker_and_mxnet_services_here():
-    commands = srun_plan(
+    commands = plan_srun(
         "mxnet", 4, 2, 3, ["python", "-m", "w"], ["s"], {"DLPERF_MASTER_ADDR": "10.1.1.1"}
     )
     assert [c.name for c in commands] == ["scheduler", "server", "srun"]
@@ -143,7 +154,7 @@ def test_srun_plan_starts_one_task_per_worker_and_mxnet_services_here():
     assert {"--ntasks=4", "--nodes=2", "--ntasks-per-node=2", "--cpus-per-task=3"} <= set(srun.argv)
     assert srun.env["DMLC_ROLE"] == "worker" and srun.env["DMLC_PS_ROOT_URI"] == "10.1.1.1"
     assert "DMLC_NODE_HOST" not in srun.env  # each worker finds its own address
-    assert [c.name for c in srun_plan("pytorch", 4, 2, 3, ["w"], ["s"], {})] == ["srun"]
+    assert [c.name for c in plan_srun("pytorch", 4, 2, 3, ["w"], ["s"], {})] == ["srun"]
 
 
 def py(code: str) -> list[str]:
@@ -180,3 +191,13 @@ def test_run_processes_times_out_and_kills_everything(tmp_path):
     result = run_processes(commands, tmp_path, timeout_s=0.5)
     assert result.timed_out
     assert result.outcomes[0].returncode is not None
+
+
+def test_a_host_is_reached_at_the_address_its_name_resolves_to(monkeypatch):
+    """A host of the multi-host cluster (a namespace without a default route) has its name
+    in /etc/hosts: that address, not loopback, is what ps-lite must bind and announce."""
+    monkeypatch.setattr(ranks.socket, "gethostname", lambda: "dlnode2")
+    monkeypatch.setattr(
+        ranks.socket, "gethostbyname", lambda name: {"dlnode2": "10.213.57.12"}[name]
+    )
+    assert ranks.host_address() == "10.213.57.12"

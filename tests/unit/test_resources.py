@@ -12,7 +12,7 @@ import pytest
 from dlperf import tables
 from dlperf.bench import resources
 from dlperf.bench.harness import run_training
-from dlperf.bench.launch import DistInfo
+from dlperf.bench.ranks import DistInfo
 from dlperf.bench.spec import RunConfig
 from dlperf.io import atomic_write_json
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from .cpuload import CpuWindow
 from .datasets import load_digits_export, shard, synthetic_batches
-from .launch import DistInfo
+from .ranks import DistInfo
 from .resources import (
     NvmlSampler,
     cpu_utilisation,

@@ -21,7 +21,7 @@ import mxnet as mx
 import numpy as np
 from mxnet import autograd, gluon
 
-from .launch import DistInfo, routable_ip
+from .ranks import DistInfo, host_address
 from .spec import RunConfig
 
 
@@ -58,7 +58,7 @@ class MXNetBackend:
                     "--launcher srun), which sets them"
                 )
             # Under srun each worker tells ps-lite its own address (zmq binds need an IP).
-            os.environ.setdefault("DMLC_NODE_HOST", routable_ip())
+            os.environ.setdefault("DMLC_NODE_HOST", host_address())
             self.kvstore_name = "dist_device_sync" if config.device == "cuda" else "dist_sync"
         else:
             self.kvstore_name = "device" if config.device == "cuda" else "local"

@@ -13,10 +13,11 @@ from pathlib import Path
 import dlperf
 from dlperf.io import SCHEMA_VERSION, atomic_write_json, read_json
 
+from .backends import CLUSTER_VARIABLES, service_layout
 from .cpuload import foreign_cpu
 from .datasets import DIGITS_IMAGES, DIGITS_LABELS, digits_to_cifar_shape
 from .envinfo import available_cores, host_environment
-from .launch import Command, LaunchResult, local_plan, run_processes, srun_plan
+from .processes import Command, LaunchResult, local_plan, run_processes, srun_plan
 from .resources import combine_ranks
 from .spec import RunConfig, flops_per_sample, param_count
 
@@ -25,6 +26,10 @@ STATUSES = ("ok", "failed", "timeout", "oom")
 
 class EnvironmentMissing(RuntimeError):
     pass
+
+
+class LayoutUnavailable(RuntimeError):
+    """The launcher cannot place the workers as the configuration asks."""
 
 
 def framework_python(env_file: str | os.PathLike) -> str:
@@ -98,11 +103,43 @@ def worker_commands(
     worker_argv = [python, "-m", "dlperf.bench.worker", "--config", str(work_dir / "config.json")]
     worker_argv += ["--work-dir", str(work_dir)]
     service_argv = [python, "-m", "dlperf.bench.mx_service", "--work-dir", str(work_dir)]
+    layout = service_layout(config.framework)
     if srun:
         return srun_plan(
-            config.framework, config.procs, config.nodes, threads, worker_argv, service_argv, env
+            config.procs,
+            config.nodes,
+            threads,
+            worker_argv,
+            service_argv,
+            env,
+            layout,
+            CLUSTER_VARIABLES,
         )
-    return local_plan(config.framework, config.procs, worker_argv, service_argv, env)
+    return local_plan(config.procs, worker_argv, service_argv, env, layout, CLUSTER_VARIABLES)
+
+
+def check_launcher_places(config: RunConfig, srun: bool) -> None:
+    """Refuse, before anything runs, a configuration the launcher cannot lay out: the local
+    launcher starts every worker on this host, so it cannot run a multi-node configuration,
+    and recording one as such would feed single-host timings to the inter-node term."""
+    if config.nodes > 1 and not srun:
+        raise LayoutUnavailable(
+            f"this configuration asks for {config.nodes} nodes, but the local launcher starts "
+            "every worker on this host. Run it on a cluster (`snakemake --profile slurm`, or "
+            f"`dlperf bench --launcher srun` inside a Slurm allocation of {config.nodes} "
+            "nodes), or leave multi-node configurations out of a local sweep (nodes: [1])"
+        )
+
+
+def check_hosts(config: RunConfig, rank_hosts: list[str]) -> None:
+    """A run is what it says only if its workers ran on as many hosts as it has nodes."""
+    hosts = sorted(set(rank_hosts))
+    if len(hosts) != config.nodes:
+        raise LayoutUnavailable(
+            f"the configuration asks for {config.nodes} node(s), but its {len(rank_hosts)} "
+            f"workers ran on {len(hosts)} host(s) ({', '.join(hosts)}); run it in a Slurm "
+            f"allocation of {config.nodes} nodes (the Slurm profile asks for them)"
+        )
 
 
 def export_digits(work_dir: Path) -> None:
@@ -181,6 +218,7 @@ def run_benchmark(
             export_digits(work_dir)
         srun = use_srun(config, launcher)
         record["launcher"] = "srun" if srun else ("local" if config.procs > 1 else "single")
+        check_launcher_places(config, srun)
         commands = worker_commands(
             config, python, work_dir, worker_environment(work_dir, threads), threads, srun
         )
@@ -190,7 +228,9 @@ def run_benchmark(
                 f"--- {outcome.name} (exit {outcome.returncode}) ---\n{outcome.tail()}\n"
             )
         rank0 = work_dir / "rank0.json"
-        results = [read_json(p) for p in sorted(work_dir.glob("rank*.json"))]
+        results = results_by_rank([read_json(p) for p in work_dir.glob("rank*.json")])
+        # Every rank's host, in rank order (a rank that wrote nothing is missing).
+        record["rank_hosts"] = [r.get("hostname") for r in results]
         all_ok = len(results) == config.procs and all(r.get("status") == "ok" for r in results)
         if rank0.exists() and all_ok and not result.timed_out:
             timing = read_json(rank0)
@@ -204,10 +244,11 @@ def run_benchmark(
             # Others' CPU use during the timed epoch: flags runs a neighbour disturbed.
             record["noise"] = {
                 "cpu_window_rank0": cpu_window,
-                **foreign_cpu(results_by_rank(results), host_name, timing["epoch_time_s"]),
+                **foreign_cpu(results, host_name, timing["epoch_time_s"]),
             }
             record["resources"] = combine_ranks(results_by_rank(results))
             record["ranks"] = len(results)
+            check_hosts(config, record["rank_hosts"])
             record["status"] = "ok"
             if any(o.returncode != 0 for o in result.workers):
                 # e.g. gloo aborting at teardown after every rank reported its result
@@ -216,7 +257,7 @@ def run_benchmark(
             status, error = summarise_failure(results, result, config.timeout_s)
             record["status"], record["error"] = status, error
             record["ranks"] = len(results)
-    except EnvironmentMissing as exc:
+    except (EnvironmentMissing, LayoutUnavailable) as exc:
         record["error"] = str(exc)
     except Exception as exc:  # noqa: BLE001 -- the record must say what went wrong
         record["error"] = f"{type(exc).__name__}: {exc}"

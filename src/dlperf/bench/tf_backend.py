@@ -16,8 +16,17 @@ from collections.abc import Iterator
 import numpy as np
 import tensorflow as tf
 
-from .launch import DistInfo, tf_config
+from .ranks import DistInfo
 from .spec import RunConfig
+
+
+def tf_config(dist: DistInfo) -> dict:
+    """TF_CONFIG for MultiWorkerMirroredStrategy: every worker's address (its host and its
+    own port), and which one we are."""
+    return {
+        "cluster": {"worker": dist.worker_addresses()},
+        "task": {"type": "worker", "index": dist.rank},
+    }
 
 
 def nchw_to_nhwc(images: np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ import torch
 import torch.distributed as torch_dist
 from torch import nn
 
-from .launch import DistInfo
+from .ranks import DistInfo
 from .spec import RunConfig
 from .torch_nets import build_network, trainable_parameters
 

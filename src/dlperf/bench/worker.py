@@ -17,7 +17,7 @@ from pathlib import Path
 
 from dlperf.io import atomic_write_json
 
-from .launch import from_environment
+from .ranks import from_environment
 from .spec import RunConfig
 
 OOM_MARKERS = (
@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         result = {
             "status": classify_error(text),
             "rank": dist.rank,
+            "hostname": socket.gethostname(),
             "dist": dist.to_dict(),
             "error": f"{type(exc).__name__}: {exc}",
             "traceback": text[-8000:],
