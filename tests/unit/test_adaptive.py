@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import make_record
 from dlperf import cli
 from dlperf import config as cfg
 from dlperf.adaptive.design import coordinates, maximin
@@ -18,6 +17,7 @@ from dlperf.adaptive.loop import AdaptiveSettings, next_round
 from dlperf.adaptive.replay import points_of, replay
 from dlperf.adaptive.sweep import candidate_grid, choose_round, record_paths
 from dlperf.io import atomic_write_json
+from recordmaker import make_record
 
 CHEAP_GENERIC = {"popsize": 6, "maxiter": 40, "lambdas": [0.0], "bootstrap": 0}
 

@@ -9,11 +9,11 @@ import tracemalloc
 
 import pytest
 
-from conftest import make_record
 from dlperf import archive, stages
 from dlperf import config as cfg
 from dlperf.cli import main
 from dlperf.io import atomic_write_json
+from recordmaker import make_record
 
 CONFIG = cfg.validated(
     {

@@ -9,13 +9,13 @@ import tarfile
 import numpy as np
 import pytest
 
-from conftest import make_record
 from dlperf import compare, stages
 from dlperf.cli import main
 from dlperf.io import atomic_write_json
 from dlperf.models.artifact import fit_framework
 from dlperf.study_files import load_study
 from dlperf.tables import to_points
+from recordmaker import make_record
 
 CONFIGS = list(itertools.product((1, 2, 4), (8, 16)))  # (procs, batch)
 SLOW = (2, 16)

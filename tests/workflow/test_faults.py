@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,6 +15,8 @@ import pytest
 from snakerun import TINY, snakemake
 
 pytestmark = [pytest.mark.slow, pytest.mark.framework]
+
+TABLES = ("timings.csv", "timings.parquet", "failures.csv")
 
 
 def run_records(workdir):
@@ -117,3 +120,15 @@ def test_hung_benchmark_is_ended_and_recorded(finished_run, tmp_path):
     assert record["status"] == "timeout"
     assert "time limit of 8 s" in record["error"]
     assert not list(tmp_path.glob(".hung*"))  # the work directory is cleaned up
+
+
+def test_failed_aggregate_keeps_the_previous_tables(finished_run, workflow_bin, repo, tmp_path):
+    study = tmp_path / "study"
+    shutil.copytree(finished_run, study, symlinks=True)
+    tables = {name: (study / "results" / name).read_bytes() for name in TABLES}
+    record = sorted((study / "results" / "runs").rglob("*.json"))[0]
+    record.write_text(record.read_text()[:40])  # a damaged record: aggregate refuses it
+    proc = snakemake(workflow_bin, repo, study, "results/timings.csv")
+    assert proc.returncode != 0
+    assert "truncated" in (study / "logs" / "aggregate.log").read_text()
+    assert {name: (study / "results" / name).read_bytes() for name in TABLES} == tables

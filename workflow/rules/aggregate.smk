@@ -8,10 +8,12 @@ rule aggregate:
             if config["adaptive"]["enabled"]
             else [dlperf.config.run_record_path(run) for run in RUNS]
         ),
+    # update(): Snakemake would delete the tables before the job; a failed aggregate (a damaged
+    # record) keeps the previous tables until new ones are written (atomically, dlperf.io).
     output:
-        timings="results/timings.csv",
-        parquet="results/timings.parquet",
-        failures="results/failures.csv",
+        timings=update("results/timings.csv"),
+        parquet=update("results/timings.parquet"),
+        failures=update("results/failures.csv"),
     log:
         "logs/aggregate.log",
     conda:
