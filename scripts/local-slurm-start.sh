@@ -13,7 +13,9 @@
 #   LOCAL_SLURM_NODES      compute hosts (default 1: the machine itself at 127.0.0.1; N > 1:
 #                          hosts dlnode1..N in network namespaces on a bridge, see local-slurm-net.sh)
 #   LOCAL_SLURM_LINK_MBIT  bandwidth limit of each host's link in Mbit/s, N > 1 only (default: none)
-#   LOCAL_SLURM_CPUS       CPUs of each node (default: nproc; more than nproc is allowed)
+#   LOCAL_SLURM_CPUS       CPUs of each node (default: nproc, and at least 4 with N > 1 so that
+#                          config/multinode-local.yaml's 4 workers fit on one host; more than
+#                          nproc is allowed: the hosts share the machine's cores anyway)
 #   LOCAL_SLURM_GPUS       fake GPUs (char devices, major 195) of each node (default 2; 0 = none)
 #   LOCAL_SLURM_MEM_MB     RealMemory of each node in MiB (default: MemTotal minus 10 %, >= 512 MiB headroom)
 #   LOCAL_SLURM_PARTITION  name of the (default) partition (default: debug)
@@ -30,7 +32,7 @@ die() { printf 'local-slurm: ERROR: %s\n' "$*" >&2; exit 1; }
 
 # ---------------------------------------------------------------- knobs
 STATE=${LOCAL_SLURM_STATE:-/run/local-slurm}
-CPUS=${LOCAL_SLURM_CPUS:-$(nproc)}
+CPUS=${LOCAL_SLURM_CPUS:-}
 GPUS=${LOCAL_SLURM_GPUS:-2}
 PARTITION=${LOCAL_SLURM_PARTITION:-debug}
 DBD=${LOCAL_SLURM_DBD:-0}
@@ -40,6 +42,11 @@ MEM_MB=${LOCAL_SLURM_MEM_MB:-}
 NODES=${LOCAL_SLURM_NODES:-1}
 LINK_MBIT=${LOCAL_SLURM_LINK_MBIT:-}
 
+[[ $NODES =~ ^[1-9][0-9]*$ ]] && ((NODES <= 64)) || die "LOCAL_SLURM_NODES must be an integer from 1 to 64, got '$NODES'"
+if [[ -z $CPUS ]]; then
+  CPUS=$(nproc)
+  if ((NODES > 1 && CPUS < 4)); then CPUS=4; fi
+fi
 [[ $CPUS =~ ^[1-9][0-9]*$ ]] || die "LOCAL_SLURM_CPUS must be a positive integer, got '$CPUS'"
 [[ $GPUS =~ ^[0-9]+$ ]] || die "LOCAL_SLURM_GPUS must be a non-negative integer, got '$GPUS'"
 [[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "LOCAL_SLURM_TIMEOUT must be a positive integer (seconds), got '$TIMEOUT'"
@@ -47,7 +54,6 @@ LINK_MBIT=${LOCAL_SLURM_LINK_MBIT:-}
 [[ $DBD == 0 || $DBD == 1 ]] || die "LOCAL_SLURM_DBD must be 0 or 1, got '$DBD'"
 [[ $FORCE == 0 || $FORCE == 1 ]] || die "LOCAL_SLURM_FORCE must be 0 or 1, got '$FORCE'"
 [[ -z $MEM_MB || $MEM_MB =~ ^[1-9][0-9]*$ ]] || die "LOCAL_SLURM_MEM_MB must be a positive integer (MiB), got '$MEM_MB'"
-[[ $NODES =~ ^[1-9][0-9]*$ ]] && ((NODES <= 64)) || die "LOCAL_SLURM_NODES must be an integer from 1 to 64, got '$NODES'"
 [[ -z $LINK_MBIT || $LINK_MBIT =~ ^[1-9][0-9]*$ ]] || die "LOCAL_SLURM_LINK_MBIT must be a positive integer (Mbit/s) or empty (no limit), got '$LINK_MBIT'"
 [[ -z $LINK_MBIT || $NODES -gt 1 ]] || die "LOCAL_SLURM_LINK_MBIT limits the links between hosts: it needs LOCAL_SLURM_NODES > 1"
 [[ $STATE == /* ]] || die "LOCAL_SLURM_STATE must be an absolute path, got '$STATE'"
