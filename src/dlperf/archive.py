@@ -50,6 +50,10 @@ RESULT_PATTERNS = (
     "models/*.json",
     "validation/*.csv",
     "report/**/*",
+    # Superseded records (re-measured on purpose) and an adaptive sweep's rounds: the report
+    # shows both, and nothing a user measured is left out of the study.
+    "history/runs/**/*.json",
+    "adaptive/round*.json",
 )
 
 
@@ -440,6 +444,8 @@ def _rerun_and_compare(
             config,
             html,
             fresh / "report" / "figures",
+            results_dir=root / "results",
+            adaptive_round_files=sorted((root / "results" / "adaptive").glob("round*.json")),
         )
         compared["results/report/index.html"] = html
     for name, fresh_path in sorted(compared.items()):

@@ -73,6 +73,7 @@ def study(tmp_path_factory):
         CONFIG,
         results / "report" / "index.html",
         results / "report" / "figures",
+        results_dir=results,  # as the workflow's report rule passes it (--results results)
     )
     assert (
         main(
