@@ -19,7 +19,7 @@ from dlperf.adaptive.sweep import candidate_grid, choose_round, record_paths
 from dlperf.io import atomic_write_json
 from recordmaker import make_record
 
-CHEAP_GENERIC = {"popsize": 6, "maxiter": 40, "lambdas": [0.0], "bootstrap": 0}
+CHEAP_GENERIC = {"popsize": 6, "maxiter": 40, "lambdas": [0.0]}
 
 
 def true_epoch(p, n, b, d, c):

@@ -20,7 +20,7 @@ from dlperf.cli import main
 SETTINGS = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-MODELS = '{"models": {"generic": {"popsize": 6, "maxiter": 30, "lambdas": [0.0], "bootstrap": 4}}}'
+MODELS = '{"models": {"generic": {"popsize": 6, "maxiter": 30, "lambdas": [0.0]}}}'
 
 
 @pytest.fixture(scope="module")

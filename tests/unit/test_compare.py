@@ -106,7 +106,7 @@ def test_runs_outside_the_baseline_models_interval_are_flagged(studies, tmp_path
     from dlperf.tables import read_timings
 
     points = to_points(read_timings(timings_csv))
-    settings = {"lambdas": [0.0], "popsize": 6, "maxiter": 30, "bootstrap": 20}
+    settings = {"lambdas": [0.0], "popsize": 6, "maxiter": 30}
     artifact = fit_framework(points, "pytorch", {"generic": settings}, seed=0)
     baseline = load_study(a)
     baseline.artifacts["pytorch"] = artifact

@@ -150,7 +150,7 @@ def test_terms_come_from_configuration():
 
 def test_breakdown_shares_sum_to_one_at_every_point():
     frame = points(procs=(1, 2, 4, 8, 16), batches=(8, 32), datas=(4096,))
-    entry = fit_one("generic", {"bootstrap": 12}, frame, seed=0)
+    entry = fit_one("generic", {}, frame, seed=0)
     assert entry["status"] == "ok" and len(entry["breakdown"]) == len(frame)
     for row in entry["breakdown"]:
         assert sum(row["share"].values()) == pytest.approx(1.0)
@@ -188,7 +188,7 @@ def test_artifact_fits_across_network_models_once_per_framework():
             points(network="b", flops_per_sample=4e6, param_count=3e5, **small),
         ]
     )
-    cheap = {"bootstrap": 3, "lambdas": [0.0]}
+    cheap = {"lambdas": [0.0]}
     artifact = fit_framework(frame, "pytorch", {"generic": cheap, "generic_xnet": cheap}, seed=0)
     assert set(artifact["networks"]) == {"a", "b"}
     assert "generic_xnet" not in artifact["networks"]["a"]["models"]
@@ -255,7 +255,7 @@ def test_extrap_uses_the_extrap_package_or_says_it_is_missing():
 
 def test_same_data_and_seed_give_byte_identical_artifacts(tmp_path):
     frame = points(noise=0.02, procs=(1, 2, 4, 8), batches=(8, 16, 32), datas=(4096,))
-    models = {name: {} for name in DEFAULT_MODELS} | {"generic": {"bootstrap": 5}}
+    models = {name: {} for name in DEFAULT_MODELS}
     first = dumps_json(fit_framework(frame, "pytorch", models, seed=7))
     second = dumps_json(fit_framework(frame.copy(), "pytorch", models, seed=7))
     assert first.encode() == second.encode()

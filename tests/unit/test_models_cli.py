@@ -16,7 +16,7 @@ MODELS_CONFIG = """
 batch_sizes: [1]
 data_sizes: [1]
 models:
-  generic: {bootstrap: 8}
+  generic: {lambdas: [0.0]}
   usl: {}
   ernest: {}
   extrap: {}

@@ -60,7 +60,6 @@ class GenericModel(PerformanceModel):
         popsize: int = 12,
         maxiter: int = 200,
         tol: float = 1e-7,
-        bootstrap: int = 20,
         search: str = "projection",
         seed: int = 0,
     ) -> None:
@@ -78,7 +77,6 @@ class GenericModel(PerformanceModel):
         self.popsize = int(popsize)
         self.maxiter = int(maxiter)
         self.tol = float(tol)
-        self.bootstrap = int(bootstrap)
         if search not in SEARCHES:
             raise ValueError(
                 f"unknown generic-model search {search!r}; choose from {', '.join(SEARCHES)}"
@@ -154,49 +152,6 @@ class GenericModel(PerformanceModel):
             }
             for network, group in frame.groupby("network", sort=True)
         }
-
-    # -- bootstrap: the spread of the constants, for prediction intervals ------------------------
-
-    def bootstrap_refits(self, frame: pd.DataFrame, seed: int) -> dict:
-        """Refit on resampled points (cheaper search, the chosen lambda); the constants of each."""
-        frame = frame.reset_index(drop=True)
-        measured = frame[TARGET].to_numpy(float)
-        residuals = (measured - self.predict(frame)) / self.predict(frame)
-        rng = np.random.default_rng(seed)
-        columns, search = self._columns(), self._search()
-        samples = []
-        for _ in range(self.bootstrap):
-            idx = np.sort(rng.integers(0, len(frame), len(frame)))
-            resample = frame.iloc[idx].reset_index(drop=True)
-            if resample[["procs", "batch_size", "nodes"]].drop_duplicates().shape[0] < 2:
-                continue
-            try:
-                refit = fit_at_lambda(
-                    resample,
-                    columns,
-                    search,
-                    self.lam_,
-                    seed,
-                    cheap=True,
-                    warm_exponent=self.exponent_,
-                )
-            except InsufficientData:
-                continue
-            samples.append({"values": refit.values, "exponent": refit.exponent})
-        return {
-            "method": "case resampling of the measured points, refitted with the chosen lambda",
-            "samples": samples,
-            "relative_residuals": [float(r) for r in residuals],
-        }
-
-    def with_constants(self, values: dict[str, float], exponent: float) -> GenericModel:
-        """This fitted model with other constants (a bootstrap refit's), for its predictions."""
-        model = type(self)(**self.get_params())
-        model.identification_, model.lam_ = self.identification_, self.lam_
-        model.network_features_, model.inner_cv_mape_ = self.network_features_, {}
-        model.train_mape_ = math.nan
-        model.values_, model.exponent_ = dict(values), float(exponent)
-        return model
 
     # -- use ----------------------------------------------------------------------------------
 
