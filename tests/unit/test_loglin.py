@@ -53,6 +53,23 @@ def test_unmeasured_batch_size_uses_the_line_in_log2_b_at_that_worker_count():
     np.testing.assert_allclose(model.predict(target), target["epoch_time_s"], rtol=1e-9)
 
 
+def test_a_batch_size_measured_at_one_worker_count_has_no_line_in_p():
+    """Held out (2, 32), batch 32 is left at p = 1 only: its series has no trend in p, so the
+    point comes from the line in log2 b at p = 2, not from the p = 1 time (which would predict
+    that adding a worker costs nothing)."""
+
+    def t_iter(p, b):
+        return 0.002 + 0.004 * np.log2(b) + 0.003 * np.log2(p)
+
+    frame = table(t_iter, [1, 2], [8, 16, 32])
+    held_out = (frame["procs"] == 2) & (frame["batch_size"] == 32)
+    model = make_model("loglin").fit(frame[~held_out])
+    assert 32.0 not in model.procs_lines_
+    np.testing.assert_allclose(
+        model.predict(frame[held_out]), frame.loc[held_out, "epoch_time_s"], rtol=1e-9
+    )
+
+
 def test_a_point_in_no_series_uses_the_pooled_line():
     def t_iter(p, b):
         return 0.01 + 0.002 * np.log2(p) + 0.003 * np.log2(b)

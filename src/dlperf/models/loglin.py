@@ -9,10 +9,14 @@ size that was not measured, per worker count as a line in log2 b
 
     t_iter(b | p) = a_p + c_p * log2 b.
 
-A point in neither (an unmeasured batch size at an unmeasured worker count) uses one line in
-both, a + c_p*log2 p + c_b*log2 b, fitted on all points. Epoch time is I(p, b, d) * t_iter.
-Each line minimises the squared relative error of t_iter by ordinary least squares; a series
-with a single level is a constant.
+A line is used only where it has a trend: a batch size measured at a single worker count says
+nothing about how its time grows with p, so a point off that level is predicted by the line in
+log2 b at its worker count (a constant series would predict no cost of adding workers at all:
+k-fold errors of 100-150 % on the default run, where holding out one configuration leaves such
+series). A point in no line with a trend (an unmeasured batch size at an unmeasured worker
+count) uses one line in both, a + c_p*log2 p + c_b*log2 b, fitted on all points. Epoch time is
+I(p, b, d) * t_iter. Each line minimises the squared relative error of t_iter by ordinary least
+squares.
 """
 
 from __future__ import annotations
@@ -41,9 +45,12 @@ def _relative_line(columns: list[np.ndarray], t: np.ndarray) -> np.ndarray:
 
 
 def _series(keys: np.ndarray, x: np.ndarray, t: np.ndarray) -> dict[float, tuple[float, float]]:
+    """The line a + c*x of every key measured at two or more levels of x (a trend)."""
     lines = {}
     for key in np.unique(keys):
         rows = keys == key
+        if np.unique(x[rows]).size < 2:
+            continue
         a, c = _relative_line([np.ones(rows.sum()), x[rows]], t[rows])
         lines[float(key)] = (float(a), float(c))
     return lines
