@@ -24,15 +24,15 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import tempfile
 import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
+from published import lambda_series, mxnet_batch_series, nvidia_grid_series, ssd300_series
 
-from dlperf.external import load_points, read_external
+from dlperf.external import load_points
 from dlperf.io import atomic_write_text
 from dlperf.models import DEFAULT_MODELS
 from dlperf.models.terms import DEFAULT_TERMS
@@ -57,95 +57,6 @@ def variants() -> dict[str, dict]:
     rows["base, full DE"] = {"terms": BASE, "search": "full_de"}
     rows["default terms (DEFAULT_TERMS)"] = {"terms": DEFAULT_TERMS}
     return rows
-
-
-# -- the tables --------------------------------------------------------------------------------
-
-
-def _as_points(frame: pd.DataFrame) -> pd.DataFrame:
-    """Series in the external-CSV format read back as a user's file would be."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "series.csv"
-        frame.to_csv(path, index=False)
-        return read_external(path)
-
-
-def _safe(names: pd.Series) -> pd.Series:
-    return names.str.replace(r"[^A-Za-z0-9._-]", "_", regex=True)
-
-
-def lambda_series(shared: Path) -> pd.DataFrame:
-    """Lambda's PyTorch table: one series per (network, GPU, host, precision) measured at 1, 2,
-    4 and 8 GPUs whose scaling efficiency X(p)/(p X(1)) stays within [0.5, 1.1]."""
-    raw = pd.read_csv(shared / "lambda_pytorch_train_throughput.csv", comment="#")
-    raw = raw[raw["throughput"] > 0].copy()
-    raw["series"] = _safe(
-        raw["model"]
-        + "|"
-        + raw["gpu_type"]
-        + "|"
-        + raw["host_label"].fillna("")
-        + "|"
-        + raw["precision"]
-    )
-    raw = raw.drop_duplicates(["series", "num_gpus"])
-    raw = raw[raw.groupby("series")["num_gpus"].transform("nunique") == 4]
-    single = raw[raw["num_gpus"] == 1].set_index("series")["throughput"]
-    efficiency = raw["throughput"] / (raw["num_gpus"] * raw["series"].map(single))
-    plausible = efficiency.groupby(raw["series"]).transform(lambda e: e.between(0.5, 1.1).all())
-    raw = raw[plausible]
-    return _as_points(
-        pd.DataFrame(
-            {
-                "framework": "pytorch",
-                "network": raw["series"],
-                "device": "cuda",
-                "procs": raw["num_gpus"],
-                "batch_size": raw["batch_size_per_gpu_derived"],
-                "samples_per_s": raw["throughput"],
-            }
-        )
-    )
-
-
-def _grid_series(raw: pd.DataFrame, key: list[str]) -> pd.DataFrame:
-    raw = raw[raw["throughput"] > 0].copy()
-    raw["series"] = _safe(raw[key].fillna("").astype(str).agg("|".join, axis=1))
-    raw = raw.drop_duplicates(["series", "num_nodes", "num_gpus", "batch_size_per_gpu"])
-    framework = raw["framework"].str.lower().str.extract(r"(pytorch|tensorflow|mxnet)")[0]
-    return _as_points(
-        pd.DataFrame(
-            {
-                "framework": framework.fillna("other"),
-                "network": raw["series"],
-                "device": "cuda",
-                "nodes": raw["num_nodes"],
-                "procs": raw["num_gpus"],
-                "batch_size": raw["batch_size_per_gpu"],
-                "samples_per_s": raw["throughput"],
-            }
-        )
-    )
-
-
-def ssd300_series(shared: Path) -> pd.DataFrame:
-    raw = pd.read_csv(shared / "nvidia_dle_pytorch_ssd300_benchmark_baselines.csv", comment="#")
-    return _grid_series(raw, ["precision", "container_or_version"])
-
-
-def nvidia_grid_series(shared: Path) -> pd.DataFrame:
-    raw = pd.read_csv(shared / "nvidia_dle_other_models_gpu_x_batch.csv", comment="#")
-    points = _grid_series(
-        raw, ["model", "gpu_type", "precision", "extra_config", "framework", "source_table"]
-    )
-    # Series too small for grouped k-fold (fewer than four configurations) are left out.
-    size = points.groupby("network")["procs"].transform("size")
-    return points[size >= 4].reset_index(drop=True)
-
-
-def mxnet_batch_series(shared: Path) -> pd.DataFrame:
-    raw = pd.read_csv(shared / "mxnet_perf_faq_single_gpu_batch_sweep.csv", comment="#")
-    return _grid_series(raw, ["model", "gpu_type", "source_table"])
 
 
 # Published tables: (label, loader, protocols).

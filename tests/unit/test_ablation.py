@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from benchmarkscripts import load_benchmark
+
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT / ".." / "shared" / "data"
 
 
-def load_ablation():
-    spec = importlib.util.spec_from_file_location("ablation", ROOT / "benchmarks" / "ablation.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-ablation = load_ablation()
+ablation = load_benchmark("ablation")
+published = load_benchmark("published")
 
 
 def test_every_new_term_is_switched_on_and_off_and_both_searches_run():
@@ -60,23 +55,23 @@ def test_table_marks_the_best_of_each_column_and_is_written_between_the_markers(
 
 @pytest.mark.skipif(not SHARED.exists(), reason="../shared/data is not present")
 def test_published_tables_become_scaling_series():
-    lam = ablation.lambda_series(SHARED)
+    lam = published.lambda_series(SHARED)
     assert lam["network"].nunique() >= 100
     assert set(lam["procs"]) == {1, 2, 4, 8}
     assert (lam.groupby("network")["procs"].nunique() == 4).all()
-    grid = ablation.nvidia_grid_series(SHARED)
+    grid = published.nvidia_grid_series(SHARED)
     assert (grid.groupby("network").size() >= 4).all()
     assert set(grid["framework"]) <= {"pytorch", "tensorflow", "mxnet"}
-    sweep = ablation.mxnet_batch_series(SHARED)
+    sweep = published.mxnet_batch_series(SHARED)
     assert (sweep["procs"] == 1).all() and sweep["batch_size"].nunique() > 5
-    ssd = ablation.ssd300_series(SHARED)
+    ssd = published.ssd300_series(SHARED)
     assert np.isfinite(ssd["epoch_time_s"]).all() and isinstance(ssd, pd.DataFrame)
 
 
 @pytest.mark.slow  # about 30 s: seven models on ~140 scaling series
 @pytest.mark.skipif(not SHARED.exists(), reason="../shared/data is not present")
 def test_generic_model_beats_loglin_and_every_baseline_extrapolating_workers_on_lambda():
-    points = ablation.lambda_series(SHARED)
+    points = published.lambda_series(SHARED)
     models = {name: {} for name in ("generic", "loglin", "ernest", "castello", "usl")}
     mape = ablation.pooled_mape(points, models, {"extrapolation_procs": {"train_max_procs": 4}})
     errors = mape["extrapolation_procs"]

@@ -124,3 +124,27 @@ def test_the_parts_fit_as_the_model_does():
     model = GenericModel(terms=list(columns.terms), lambdas=[0.0], seed=0).fit(points)
     assert model.values_ == solution.values and model.exponent_ == solution.exponent
     np.testing.assert_allclose(model.predict(points), solution.predict(points, columns))
+
+
+def scaling_series(procs, batches=(32,)):
+    """The given worker counts and batch sizes: what a published GPU scaling table holds."""
+    frame = synthetic_points(c0=0.0, c3=5e-3)
+    series = frame[frame["batch_size"].isin(batches) & (frame["data_size"] == 8192)]
+    return series[series["procs"].isin(procs)].reset_index(drop=True)
+
+
+def test_with_two_worker_counts_log2_p_carries_the_communication():
+    """(p-1)/p and log2 p fit two worker counts alike: the middle shape, log2 p, is kept."""
+    columns = TermColumns(("compute", "allreduce_bw", "allreduce_lat"))
+    found = identify(scaling_series([1, 4], batches=(16, 64)), columns, (0.3, 1.5))
+    assert found.active == ["compute", "allreduce_lat"]
+    assert "varies like compute + allreduce_lat" in found.inactive["allreduce_bw"]
+
+
+def test_with_three_points_the_growing_latency_term_goes_first():
+    """1, 2 and 4 workers tell the two shapes apart, but three points carry two constants: the
+    saturating ring bandwidth stays, the growing log2 p goes (one residual degree of freedom)."""
+    columns = TermColumns(("compute", "allreduce_bw", "allreduce_lat"))
+    found = identify(scaling_series([1, 2, 4]), columns, (0.3, 1.5))
+    assert found.active == ["compute", "allreduce_bw"]
+    assert "residual degree of freedom" in found.inactive["allreduce_lat"]

@@ -14,7 +14,14 @@ import numpy as np
 import pandas as pd
 
 from .base import TARGET, InsufficientData
-from .terms import COMMUNICATION_TERMS, COMPUTE_TERMS, IDENTIFY_ORDER, TERMS, TermColumns
+from .terms import (
+    COMMUNICATION_TERMS,
+    COMPUTE_TERMS,
+    DROP_ORDER,
+    IDENTIFY_ORDER,
+    TERMS,
+    TermColumns,
+)
 
 # The exponent a is fitted from this many batch-size levels on: with three, c1 + c2*b^a has no
 # residual degree of freedom along b and 2% noise moves a over 0.79-1.08 and c1 6x; with four,
@@ -105,8 +112,8 @@ def _keep_degrees_of_freedom(
     terms: tuple[str, ...], inactive: dict[str, str], exponent_fitted: bool, n_points: int
 ) -> bool:
     """Never interpolate: as many free constants as points fits noise and extrapolates badly,
-    so the exponent, then the least-priority terms, are left out (added to ``inactive``) until
-    one residual degree of freedom remains. Returns whether the exponent is still fitted."""
+    so the exponent, then terms in :data:`DROP_ORDER`, are left out (added to ``inactive``)
+    until one residual degree of freedom remains. Returns whether the exponent is still fitted."""
 
     def active() -> list[str]:
         return [t for t in terms if t not in inactive]
@@ -115,7 +122,7 @@ def _keep_degrees_of_freedom(
         if exponent_fitted:
             exponent_fitted = False
             continue
-        drop = max(active(), key=IDENTIFY_ORDER.index)
+        drop = min(active(), key=DROP_ORDER.index)
         inactive[drop] = (
             f"left out: {n_points} measured points support fewer constants "
             "(one residual degree of freedom is kept)"
