@@ -105,20 +105,28 @@ def test_generic_switches_off_terms_the_data_do_not_support():
 
 
 def test_generic_leaves_out_a_term_that_is_collinear_with_another():
-    # One batch size and I constant: compute, overhead and fixed cannot be told apart.
+    # One batch size: compute (I * b) and overhead (I) cannot be told apart; compute keeps it.
     frame = points(batches=(32,), datas=(32 * 16 * 10,), procs=(1, 2, 4, 8, 16))
     model = GenericModel(seed=0).fit(frame)
-    assert (
-        "overhead" in model.identification_.inactive and "fixed" in model.identification_.inactive
-    )
+    assert "varies like compute" in model.identification_.inactive["overhead"]
     assert "compute" not in model.identification_.inactive
     assert not model.identification_.exponent_fitted and model.exponent_ == 1.0
 
 
-def test_generic_keeps_a_residual_degree_of_freedom():
+def test_generic_fits_no_more_constants_than_points():
     frame = points(procs=(1, 2, 4), batches=(32,), datas=(32 * 4 * 10,))
     model = GenericModel(seed=0).fit(frame)
-    assert len(model.identification_.active) < len(frame)
+    assert len(model.identification_.active) <= len(frame)
+
+
+def test_two_communication_shapes_need_four_worker_counts():
+    """(p-1)/p and log2 p with an intercept pass through three worker counts: the growing one
+    goes, as the exponent needs four batch sizes."""
+    three = GenericModel(seed=0).fit(points(procs=(1, 2, 4))).identification_
+    assert "two need 4 worker counts" in three.inactive["allreduce_lat"]
+    assert "allreduce_bw" in three.active
+    four = GenericModel(seed=0).fit(points(procs=(1, 2, 4, 8))).identification_
+    assert {"allreduce_bw", "allreduce_lat"} <= set(four.active)
 
 
 def test_l1_penalty_shrinks_constants():
