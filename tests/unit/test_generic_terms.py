@@ -11,6 +11,8 @@ import pytest
 from dlperf import tables
 from dlperf.external import read_external
 from dlperf.models import make_model, model_from_dict
+from dlperf.models.artifact import fit_framework
+from dlperf.models.prediction import predict_rows
 from dlperf.models.terms import TERMS, Extrinsic, smooth_min
 
 
@@ -161,3 +163,29 @@ def test_external_csv_carries_the_layout_columns(tmp_path):
     ).to_csv(path, index=False)
     points = read_external(path)
     np.testing.assert_array_equal(Extrinsic.of(points).core_slowdown, [1.0, 2.0])
+
+
+def test_predictions_assume_the_measured_sharing_of_the_cores():
+    """predict and plan rows carry no layout columns: the artifact's `layout` fills them, so a
+    prediction at a measured configuration equals the fit there (core_share included) and more
+    workers on the node share its cores as the measured ones did."""
+    frame = cpu_table([1, 2], [16, 32, 64]).assign(framework="pytorch", network="lenet")
+    p, b = frame["procs"], frame["batch_size"]
+    frame["epoch_time_s"] = epoch_times(frame, 2e-4 * b * p + 1e-3 * (p - 1) / p + 5e-4)
+    frame["samples_per_s"] = frame["data_size"] / frame["epoch_time_s"]
+    artifact = fit_framework(frame, "pytorch", {"generic": {"lambdas": [0.0]}}, seed=0, refits=0)
+    assert artifact["networks"]["lenet"]["layout"] == {
+        "device": "cpu",
+        "cores_per_node": 2,
+        "threads_per_worker": "shared",
+    }
+    bare = frame[["nodes", "procs", "batch_size", "data_size"]]
+    predicted = predict_rows(artifact, "lenet", "generic", bare)["epoch_time_s"]
+    np.testing.assert_allclose(predicted, frame["epoch_time_s"], rtol=0.01)
+    # Four workers on two cores: each has half a core, so its compute per sample doubles again
+    # and an epoch takes about as long as with two (half the iterations, each twice as long);
+    # without the layout (s = 1) it would take about a quarter.
+    two = bare[bare["procs"] == 2]
+    four = predict_rows(artifact, "lenet", "generic", two.assign(procs=4))["epoch_time_s"]
+    ratio = four.to_numpy() / frame.loc[two.index, "epoch_time_s"].to_numpy()
+    assert ((ratio > 0.8) & (ratio < 1.2)).all(), ratio

@@ -14,6 +14,7 @@ from . import MODELS, InsufficientData, ModelUnavailable, make_model, model_from
 from .base import FEATURES, TARGET, PerformanceModel, capabilities_of
 from .identifiability import identifiability_block
 from .intervals import DEFAULT_REFITS, bootstrap_interval
+from .terms import measured_layout
 
 
 def _finite(value: float) -> float | None:
@@ -121,6 +122,7 @@ def fit_framework(
             "points": int(len(group)),
             "device": sorted(group["device"].astype(str).unique().tolist()),
             "measured": measured_levels(group),
+            "layout": measured_layout(group),
             "models": {
                 name: fit_one(name, settings or {}, group, seed, refits)
                 for name, settings in per_network.items()

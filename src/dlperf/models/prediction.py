@@ -9,6 +9,7 @@ import pandas as pd
 from .artifact import ALL_NETWORKS, load_model, model_entry
 from .base import FEATURES
 from .intervals import DEFAULT_LEVEL, interval, no_interval_reason
+from .terms import with_layout
 
 
 def predict_rows(
@@ -48,7 +49,8 @@ def prediction_table(
     if not 0.0 < level < 1.0:
         raise ValueError(f"the interval level must be between 0 and 1, got {level}")
     model = load_model(artifact, network, model_name)
-    rows = rows.reset_index(drop=True).copy()
+    layout = artifact.get("networks", {}).get(network, {}).get("layout")
+    rows = with_layout(rows.reset_index(drop=True), layout)
     rows["network"] = rows.get("network", network)
     epoch = np.asarray(model.predict(rows), dtype=float)
     out = rows[[c for c in ["network"] + FEATURES if c in rows]].copy()

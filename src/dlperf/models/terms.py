@@ -75,6 +75,46 @@ def core_slowdown(frame: pd.DataFrame, per_node: Array) -> Array:
     return np.maximum(slowdown, 1.0)
 
 
+def measured_layout(points: pd.DataFrame) -> dict:
+    """How the measured workers shared their nodes, for rows that do not say (predictions):
+    the device, the cores per node and the threads per worker, "shared" when every worker had
+    cores / (workers per node) of them (threads_per_proc 0). None where the points disagree."""
+    layout: dict = {"device": None, "cores_per_node": None, "threads_per_worker": None}
+    if "device" in points.columns and points["device"].nunique() == 1:
+        layout["device"] = str(points["device"].iloc[0])
+    cores = _column(points, "cores_per_node", np.nan)
+    threads = _column(points, "threads_per_worker", np.nan)
+    if np.isfinite(cores).all() and np.unique(cores).size == 1:
+        layout["cores_per_node"] = int(cores[0])
+        per_node = points["procs"].to_numpy(float) / points["nodes"].to_numpy(float)
+        if np.isfinite(threads).all():
+            if np.all(threads == np.maximum(np.floor(cores / per_node), 1.0)):
+                layout["threads_per_worker"] = "shared"
+            elif np.unique(threads).size == 1:
+                layout["threads_per_worker"] = int(threads[0])
+    return layout
+
+
+def with_layout(rows: pd.DataFrame, layout: Mapping | None) -> pd.DataFrame:
+    """``rows`` with the layout columns they lack filled in from :func:`measured_layout`'s
+    record, so a prediction for p workers on a CPU node assumes they share its cores as the
+    measured ones did (core_share)."""
+    if not layout:
+        return rows
+    rows = rows.copy()
+    if "device" not in rows.columns and layout.get("device"):
+        rows["device"] = layout["device"]
+    cores = layout.get("cores_per_node")
+    if "cores_per_node" not in rows.columns and cores:
+        rows["cores_per_node"] = cores
+    threads = layout.get("threads_per_worker")
+    if "threads_per_worker" not in rows.columns and cores and threads:
+        per_node = rows["procs"].to_numpy(float) / rows["nodes"].to_numpy(float)
+        shared = np.maximum(np.floor(cores / per_node), 1.0)
+        rows["threads_per_worker"] = shared if threads == "shared" else float(threads)
+    return rows
+
+
 @dataclass(frozen=True)
 class Term:
     name: str
