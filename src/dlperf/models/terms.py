@@ -75,6 +75,12 @@ def core_slowdown(frame: pd.DataFrame, per_node: Array) -> Array:
     return np.maximum(slowdown, 1.0)
 
 
+def shared_threads(cores: float | Array, per_node: Array) -> Array:
+    """Threads per worker when a node's cores are shared evenly (threads_per_proc 0), as
+    ``dlperf.bench.runner.threads_per_worker`` gives them: max(1, cores // workers per node)."""
+    return np.maximum(np.floor(cores / per_node), 1.0)
+
+
 def measured_layout(points: pd.DataFrame) -> dict:
     """How the measured workers shared their nodes, for rows that do not say (predictions):
     the device, the cores per node and the threads per worker, "shared" when every worker had
@@ -88,7 +94,7 @@ def measured_layout(points: pd.DataFrame) -> dict:
         layout["cores_per_node"] = int(cores[0])
         per_node = points["procs"].to_numpy(float) / points["nodes"].to_numpy(float)
         if np.isfinite(threads).all():
-            if np.all(threads == np.maximum(np.floor(cores / per_node), 1.0)):
+            if np.all(threads == shared_threads(cores, per_node)):
                 layout["threads_per_worker"] = "shared"
             elif np.unique(threads).size == 1:
                 layout["threads_per_worker"] = int(threads[0])
@@ -110,8 +116,9 @@ def with_layout(rows: pd.DataFrame, layout: Mapping | None) -> pd.DataFrame:
     threads = layout.get("threads_per_worker")
     if "threads_per_worker" not in rows.columns and cores and threads:
         per_node = rows["procs"].to_numpy(float) / rows["nodes"].to_numpy(float)
-        shared = np.maximum(np.floor(cores / per_node), 1.0)
-        rows["threads_per_worker"] = shared if threads == "shared" else float(threads)
+        rows["threads_per_worker"] = (
+            shared_threads(cores, per_node) if threads == "shared" else float(threads)
+        )
     return rows
 
 
