@@ -22,7 +22,6 @@ of that file together with the command that produced it.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 import warnings
@@ -30,10 +29,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
+from common import markers, write_between_markers
 from published import lambda_series, mxnet_batch_series, nvidia_grid_series, ssd300_series
 
 from dlperf.external import load_points
-from dlperf.io import atomic_write_text
 from dlperf.models import DEFAULT_MODELS
 from dlperf.models.terms import DEFAULT_TERMS
 from dlperf.validate.crossval import cross_validate
@@ -41,7 +40,7 @@ from dlperf.validate.crossval import cross_validate
 # The expression before the physics terms (and the default while no data support them).
 BASE = ["fixed", "overhead", "compute", "allreduce_bw", "allreduce_lat", "internode"]
 NEW_TERMS = ["core_share", "overlap", "ps_sync", "internode_scaling"]
-START, END = "<!-- ablation:start -->", "<!-- ablation:end -->"
+START, END = markers("ablation")
 
 
 def variants() -> dict[str, dict]:
@@ -129,15 +128,12 @@ def table(results: dict[tuple[str, str], float]) -> str:
 
 
 def write_into(doc: Path, command: str, markdown: str) -> None:
-    text = doc.read_text(encoding="utf-8")
-    if START not in text or END not in text:
-        raise SystemExit(f"{doc} has no {START} ... {END} markers to write the table between")
-    block = (
-        f"{START}\nMeasured with `{command}` (pooled MAPE % of held-out points; lower is "
-        f"better; bold: best of its column).\n\n{markdown}\n{END}"
+    write_between_markers(
+        doc,
+        "ablation",
+        f"Measured with `{command}` (pooled MAPE % of held-out points; lower is better; bold: "
+        f"best of its column).\n\n{markdown}",
     )
-    pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
-    atomic_write_text(doc, pattern.sub(lambda _: block, text))
 
 
 def main(argv: list[str] | None = None) -> int:

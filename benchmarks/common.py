@@ -8,10 +8,14 @@ core. Wall-clock time is printed beside it, with the load average, for context.
 from __future__ import annotations
 
 import os
+import re
 import resource
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+
+from dlperf.io import atomic_write_text
 
 
 @dataclass(frozen=True)
@@ -59,3 +63,19 @@ def report(
         flush=True,
     )
     return ok
+
+
+def markers(name: str) -> tuple[str, str]:
+    """The comment pair a script's measured block sits between in a Markdown file."""
+    return f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+
+
+def write_between_markers(doc: Path, name: str, body: str) -> None:
+    """Replace what lies between the ``name`` markers of ``doc`` with ``body`` (atomically), so a
+    measured table in the docs is always the one its script last printed."""
+    start, end = markers(name)
+    text = doc.read_text(encoding="utf-8")
+    if start not in text or end not in text:
+        raise SystemExit(f"{doc} has no {start} ... {end} markers to write the table between")
+    pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
+    atomic_write_text(doc, pattern.sub(lambda _: f"{start}\n{body}\n{end}", text))
