@@ -72,6 +72,12 @@ def test_the_first_section_is_the_summary(report):
     page = report[0].read_text()
     first = re.search(r'<h2 id="([^"]+)">([^<]+)</h2>', page)
     assert first.groups() == ("summary", "Summary")
+    counts = re.sub(r"\s+", " ", page[page.index("<p>") : page.index("</p>")])
+    assert re.fullmatch(
+        r"<p>\d+ successful runs and 1 failed run; \d+ measured configurations of 1 framework "
+        r"modelled\.",
+        counts,
+    ), counts
     summary = page[first.start() : page.index('<h2 id="accuracy"')]
     for network in ("mlp", "lenet"):
         part = summary[summary.index(f'id="summary-pytorch-{network}"') :]
