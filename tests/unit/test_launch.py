@@ -176,6 +176,25 @@ def test_run_processes_ends_services_once_the_workers_are_done(tmp_path):
     assert "hello" in result.workers[0].tail()
 
 
+def test_workers_are_told_the_service_process_ids_wherever_the_services_are_listed(tmp_path):
+    # The worker reads the command line of every process id it is given: the services' own.
+    read_services = (
+        "import os; pids = os.environ['DLPERF_SERVICE_PIDS'].split(','); "
+        "print([open(f'/proc/{p}/cmdline').read().split(chr(0))[2] for p in pids])"
+    )
+    commands = [
+        Command("worker0", py(read_services), {}),
+        Command("scheduler", py("import time; time.sleep(60)  # scheduler"), {}, service=True),
+        Command("server", py("import time; time.sleep(60)  # server"), {}, service=True),
+        Command("worker1", py("import os; print(repr(os.environ['DLPERF_SERVICE_PIDS']))"), {}),
+    ]
+    result = run_processes(commands, tmp_path, timeout_s=30, service_grace_s=0.5)
+    assert [o.returncode for o in result.workers] == [0, 0]
+    assert "# scheduler" in result.workers[0].tail() and "# server" in result.workers[0].tail()
+    alone = run_processes([commands[3]], tmp_path / "alone", timeout_s=30)
+    assert alone.workers[0].tail().strip() == "''"  # no services: an empty list, never a stale one
+
+
 def test_run_processes_ends_stragglers_after_a_crash(tmp_path):
     commands = [
         Command("worker0", py("raise SystemExit(3)"), {}),

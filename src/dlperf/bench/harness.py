@@ -30,7 +30,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .cpuload import CpuWindow
+from .cpuload import CpuWindow, service_pids
 from .datasets import load_digits_export, shard, synthetic_batches
 from .ranks import DistInfo
 from .resources import (
@@ -148,7 +148,7 @@ def run_training(
     backend.sync()
     # NVML is sampled from a thread of its own, so the clock reads stay where they were.
     gpu_monitor = NvmlSampler(dist.local_rank) if config.device == "cuda" else None
-    with CpuWindow() as cpu, gpu_monitor or contextlib.nullcontext():
+    with CpuWindow(service_pids()) as cpu, gpu_monitor or contextlib.nullcontext():
         epoch_start = time.perf_counter()
         timed = timed_steps(backend, source, config.iters_per_epoch)
         epoch_time = time.perf_counter() - epoch_start
@@ -186,6 +186,7 @@ def run_training(
         "cpu_window": {
             "machine_busy_s": cpu.machine_busy_s,
             "process_cpu_s": cpu.process_cpu_s,
+            "service_cpu_s": cpu.service_cpu_s,
             "machine_cores": os.cpu_count(),
         },
         "resources": resources,

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from .cpuload import SERVICE_PIDS_VARIABLE
 from .ranks import LOCAL_RANK_VARIABLES, host_address
 
 LOCALHOST = "127.0.0.1"
@@ -215,21 +216,29 @@ def run_processes(
     """
     log_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    procs: list[subprocess.Popen] = []
-    logs: list[Path] = []
-    for command in commands:
-        log_path = log_dir / f"{command.name}.log"
-        logs.append(log_path)
-        with open(log_path, "wb") as log_fh:
-            procs.append(
-                subprocess.Popen(
-                    command.argv,
-                    env=command.env,
-                    stdout=log_fh,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
+    logs = [log_dir / f"{command.name}.log" for command in commands]
+    by_index: dict[int, subprocess.Popen] = {}
+    # Services first: the workers are told their process ids, so that the CPU the services
+    # use during the timed epoch counts as the run's own and not as a neighbour's.
+    pids: list[str] = []
+    for index in sorted(range(len(commands)), key=lambda i: not commands[i].service):
+        command = commands[index]
+        env = (
+            command.env
+            if command.service
+            else command.env | {SERVICE_PIDS_VARIABLE: ",".join(pids)}
+        )
+        with open(logs[index], "wb") as log_fh:
+            by_index[index] = subprocess.Popen(
+                command.argv,
+                env=env,
+                stdout=log_fh,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
+        if command.service:
+            pids.append(str(by_index[index].pid))
+    procs = [by_index[index] for index in range(len(commands))]
     workers = [p for p, c in zip(procs, commands, strict=True) if not c.service]
     timed_out = False
     first_failure: float | None = None
