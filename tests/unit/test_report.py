@@ -81,7 +81,11 @@ def test_the_first_section_is_the_summary(report):
     summary = page[first.start() : page.index('<h2 id="accuracy"')]
     for network in ("mlp", "lenet"):
         part = summary[summary.index(f'id="summary-pytorch-{network}"') :]
-        assert re.search(r"<b>Scaling:</b> at 4 workers \(d=1024 samples/epoch\)", part)
+        assert re.search(
+            r"<b>Scaling:</b> at 4 workers \(d=1024 samples/epoch\) an epoch is [\d.]+× faster "
+            r"than with 1 \(speed-up [\d.]+×, efficiency \d+%\)",
+            part,
+        )
         assert "<b>Model to believe:</b> " in part and "90% prediction interval" in part
         assert "of an iteration is" in part and "epoch time = " in part
         assert "<b>Plan:</b> 100000 samples × 10 epochs within 10 min" in part
@@ -245,6 +249,14 @@ def test_the_model_to_believe_ranks_by_vs_best_then_mape():
     # protocols in order of preference: k-fold first
     other = _summary_rows(rows=[{"model": "z", "mape": 1.0, "protocol": "loo_batch"}] + rows)
     assert model_to_believe(other).protocol == "kfold"
+
+
+def test_a_speed_up_below_one_reads_as_slower():
+    from dlperf.report.summary import faster_or_slower
+
+    assert faster_or_slower(2.672) == "2.67× faster"
+    assert faster_or_slower(1.0) == "1.00× faster"
+    assert faster_or_slower(0.7) == "1.43× slower"
 
 
 def test_largest_scale_and_dominant_term():

@@ -23,18 +23,27 @@ def _hours(seconds: float) -> str:
     return f"{seconds:.3g} s"
 
 
+def faster_or_slower(speedup: float) -> str:
+    """'2.67× faster' or, below a speed-up of 1, '1.43× slower' (never '0.70× faster')."""
+    return f"{speedup:.2f}× faster" if speedup >= 1 else f"{1 / speedup:.2f}× slower"
+
+
 def scaling_line(scales: list[findings.Scaling]) -> str:
     if not scales:
         return "only one worker count was measured: no speed-up to report."
     first = scales[0]
     text = (
         f"at {first.procs} workers (d={first.data_size} samples/epoch) an epoch is "
-        f"{first.speedup:.2f}× faster than with {first.base_procs} (efficiency "
-        f"{first.efficiency:.0%}) with batch {first.batch_size} per worker"
+        f"{faster_or_slower(first.speedup)} than with {first.base_procs} (speed-up "
+        f"{first.speedup:.2f}×, efficiency {first.efficiency:.0%}) with batch "
+        f"{first.batch_size} per worker"
     )
     if len(scales) > 1:
         last = scales[-1]
-        text += f"; {last.speedup:.2f}× ({last.efficiency:.0%}) with batch {last.batch_size}"
+        text += (
+            f"; speed-up {last.speedup:.2f}× (efficiency {last.efficiency:.0%}) with batch "
+            f"{last.batch_size}"
+        )
     return text + "."
 
 

@@ -26,8 +26,9 @@ ul.facts{padding-left:1.2rem;max-width:1000px}ul.facts li{margin:.25rem 0}
 details>summary{cursor:pointer;color:#245;margin:.4rem 0}
 </style></head><body>
 <h1>dlperf report</h1>
-<p>{{ n_runs }} successful run{{ "s" if n_runs != 1 else "" }} and {{ n_failed }} failed
-run{{ "s" if n_failed != 1 else "" }}; {{ n_points }} measured configuration{{ "s" if n_points != 1 else "" }}
+<p>{{ n_runs }} successful run{{ "s" if n_runs != 1 else "" }} and
+{{ n_failed }} failed run{{ "s" if n_failed != 1 else "" }};
+{{ n_points }} measured configuration{{ "s" if n_points != 1 else "" }}
 of {{ n_frameworks }} framework{{ "s" if n_frameworks != 1 else "" }} modelled.</p>
 <nav><ul>
 {% for s in nav %}
