@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from dlperf.bench.ranks import slurm_port
 from dlperf.envs import build_and_describe, default_root
 from dlperf.io import read_json
 
@@ -96,5 +99,29 @@ def fake_srun_env(tmp_path) -> dict:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "srun").symlink_to(Path(__file__).with_name("fake_srun.py"))
-    job_id = str(1000 + os.getpid() % 1000)  # the workers derive their ports from it
-    return dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", SLURM_JOB_ID=job_id)
+    return dict(
+        os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", SLURM_JOB_ID=job_id_with_free_ports()
+    )
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("", port))
+        except OSError:
+            return False
+    return True
+
+
+def job_id_with_free_ports(ports: int = 8) -> str:
+    """A Slurm job id whose ports (the workers derive them from it: ranks.slurm_port and one per
+    task above) are free now. Each test gets ports of its own, as each Slurm job would, and none
+    an earlier test's socket still holds (a fixed id once gave the three frameworks' tests the
+    same ports, and a TensorFlow run hung until its time limit)."""
+    draw = random.Random()
+    for _ in range(1000):
+        job_id = str(draw.randrange(1000, 1_000_000))
+        port = slurm_port({"SLURM_JOB_ID": job_id})
+        if all(_bindable(port + offset) for offset in range(ports)):
+            return job_id
+    raise RuntimeError("no Slurm job id whose derived ports are free: is the machine out of ports?")

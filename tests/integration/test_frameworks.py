@@ -20,7 +20,7 @@ def test_bench_runs_and_records_every_iteration(
     framework_env, run_bench, tmp_path, framework, procs
 ):
     record = run_bench(framework_env(framework), framework, tmp_path / "run.json", procs=procs)
-    assert record["status"] == "ok", record.get("error")
+    assert record["status"] == "ok", f"{record.get('error')}\n{record['_stdout'][-6000:]}"
     assert record["ranks"] == procs
     iters = -(-64 // (8 * procs))
     assert record["iters_per_epoch"] == iters
@@ -51,7 +51,7 @@ def test_srun_launcher_workers_find_their_peers_from_slurm(
     env_file = framework_env(framework)
     out = tmp_path / "run.json"
     record = run_bench(env_file, framework, out, env=fake_srun_env, procs=2, launcher="srun")
-    assert record["status"] == "ok", record.get("error")
+    assert record["status"] == "ok", f"{record.get('error')}\n{record['_stdout'][-6000:]}"
     assert record["launcher"] == "srun"
     assert record["dist"]["source"] == "slurm" and record["dist"]["world_size"] == 2
     assert record["ranks"] == 2
@@ -62,7 +62,7 @@ def test_digits_go_through_the_framework_loader(framework_env, run_bench, tmp_pa
     record = run_bench(
         framework_env(framework), framework, tmp_path / "run.json", procs=2, dataset="digits"
     )
-    assert record["status"] == "ok", record.get("error")
+    assert record["status"] == "ok", f"{record.get('error')}\n{record['_stdout'][-6000:]}"
     assert record["config"]["dataset"] == "digits"
     assert len(record["data_wait_s"]) == record["iters_per_epoch"]
     assert all(w > 0 for w in record["data_wait_s"])
