@@ -63,19 +63,19 @@ def service_pids(env: dict | None = None) -> tuple[int, ...]:
 class CpuWindow:
     """Machine, own and the run's services' CPU time over a stretch of code (the timed epoch)."""
 
-    def __init__(self, services: tuple[int, ...] = ()) -> None:
-        self.services = services
+    def __init__(self, service_pids: tuple[int, ...] = ()) -> None:
+        self.service_pids = service_pids
 
     def __enter__(self) -> CpuWindow:
         self._machine, self._own = machine_busy_s(), process_cpu_s()
-        self._services = processes_cpu_s(self.services)
+        self._services = processes_cpu_s(self.service_pids)
         return self
 
     def __exit__(self, *exc) -> None:
         machine = machine_busy_s()
         self.machine_busy_s = None if machine is None else machine - self._machine
         self.process_cpu_s = process_cpu_s() - self._own
-        services = processes_cpu_s(self.services)
+        services = processes_cpu_s(self.service_pids)
         unread = services is None or self._services is None
         self.service_cpu_s = None if unread else services - self._services
 
