@@ -49,27 +49,26 @@ def whole(low: int, high: int, what: str) -> Callable[[str], int]:
     return parse
 
 
-def number(low: float, high: float, what: str, high_open: bool = False) -> Callable[[str], float]:
-    """An argument type: a finite number above ``low`` and up to ``high`` (below it when
-    ``high_open``). NaN and infinities are refused by name."""
+def number(
+    low: float, high: float, what: str, high_open: bool = False, low_closed: bool = False
+) -> Callable[[str], float]:
+    """An argument type: a finite number above ``low`` (from it when ``low_closed``) and up to
+    ``high`` (below it when ``high_open``). NaN and infinities are refused by name."""
     upper = "below" if high_open else "up to"
+    lower = "from" if low_closed else "above"
+    give = f"give {what}, {lower} {low:g} and {upper} {high:g}"
 
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"{text!r} is not a number; give {what}, above {low:g} and {upper} {high:g}"
-            ) from None
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number; {give}") from None
         if not math.isfinite(value):
-            raise argparse.ArgumentTypeError(
-                f"{text!r} is not a finite number; give {what}, above {low:g} and {upper} {high:g}"
-            )
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number; {give}")
         inside = value < high if high_open else value <= high
-        if not (value > low and inside):
-            raise argparse.ArgumentTypeError(
-                f"{value:g} is out of range; give {what}, above {low:g} and {upper} {high:g}"
-            )
+        above = value >= low if low_closed else value > low
+        if not (above and inside):
+            raise argparse.ArgumentTypeError(f"{value:g} is out of range; {give}")
         return value
 
     parse.__name__ = what
@@ -107,6 +106,9 @@ PARAMS = number(0, MAX_PARAMS, "a parameter count")
 FLOPS = number(0, MAX_FLOPS, "FLOPs per sample")
 SECONDS = number(0, 1e7, "a time in seconds")
 SHARE = number(0, 1, "a share (of a grid's runs)")
+FRACTION = number(0, 10, "a fraction (0.05 = 5%)", low_closed=True)
+RATE = number(0, 1, "a false discovery rate", high_open=True)
+POWER = number(0, 1, "a chance to detect", high_open=True)
 
 
 def check_layouts(nodes: Sequence[int], procs: Sequence[int]) -> None:

@@ -410,21 +410,36 @@ def cmd_adaptive_round(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from dlperf.compare import Settings, compare
-    from dlperf.compare_render import render
+    from dlperf.compare_history import history
+    from dlperf.compare_render import render, render_history
     from dlperf.io import atomic_write_text
     from dlperf.study_files import load_study
 
     settings = Settings(
-        threshold=args.threshold, alpha=args.alpha, model=args.model_name, seed=args.seed
+        threshold=args.threshold,
+        alpha=args.alpha,
+        power=args.power,
+        keep_disturbed=args.keep_disturbed,
+        model=args.model_name,
     )
-    result = compare(load_study(args.baseline), load_study(args.candidate), settings)
-    text = render(result, args.format)
+    if len(args.studies) < 2:
+        raise ValueError(
+            f"compare needs two or more studies (oldest first), got {len(args.studies)}; "
+            "name a baseline and a candidate"
+        )
+    studies = [load_study(s) for s in args.studies]
+    if len(studies) == 2:
+        result = compare(studies[0], studies[1], settings)
+        failed, text = result.failed, render(result, args.format)
+    else:  # a history: the exit status is the last step's
+        steps = history(studies, settings)
+        failed, text = steps.last.failed, render_history(steps, args.format)
     if args.out:
         atomic_write_text(args.out, text)
-        print(f"{len(result.regressions)} regression(s) -> {args.out}")
+        print(f"{'regression' if failed else 'no regression'} -> {args.out}")
     else:
         sys.stdout.write(text)
-    return 1 if not result.regressions.empty else 0
+    return 1 if failed else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -683,24 +698,43 @@ def build_parser() -> argparse.ArgumentParser:
         "compare",
         help="compare two studies configuration by configuration; exit 1 on a regression",
     )
-    p.add_argument("baseline", help="results directory or archive (.tar.gz) of the old study")
-    p.add_argument("candidate", help="results directory or archive (.tar.gz) of the new study")
+    p.add_argument(
+        "studies",
+        nargs="+",
+        metavar="STUDY",
+        help="results directories or archives (.tar.gz), oldest first: a baseline and a "
+        "candidate, or a history of studies (each compared with the one before)",
+    )
     p.add_argument(
         "--threshold",
-        type=float,
+        type=arg.FRACTION,
         default=0.05,
         help="slowdown (fraction of the median iteration) that counts as a regression "
         "(default 0.05)",
     )
     p.add_argument(
-        "--alpha", type=float, default=0.05, help="false discovery rate of the tests (default 0.05)"
+        "--alpha",
+        type=arg.RATE,
+        default=0.05,
+        help="false discovery rate of the tests (default 0.05)",
+    )
+    p.add_argument(
+        "--power",
+        type=arg.POWER,
+        default=0.8,
+        help="chance to detect that the repetitions an inconclusive slowdown needs are "
+        "sized for (default 0.8)",
+    )
+    p.add_argument(
+        "--keep-disturbed",
+        action="store_true",
+        help="test runs that other programs disturbed too (left out by default)",
     )
     p.add_argument(
         "--model-name",
         default="generic",
         help="baseline model whose prediction interval the candidate's runs are checked against",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals")
     p.add_argument("--format", choices=["markdown", "html"], default="markdown")
     p.add_argument("--out", help="write the answer here instead of to standard output")
     p.set_defaults(func=cmd_compare)

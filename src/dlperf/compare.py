@@ -1,35 +1,39 @@
-"""Is a new study slower than an old one? Configuration by configuration, on every iteration.
+"""Is a new study slower than an old one? Configuration by configuration, framework by
+framework, on the repetitions.
 
 For each configuration both studies measured (framework, network, device, nodes, workers,
-batch, data size) the per-iteration times of all repetitions are pooled:
-- the ratio of medians (candidate / baseline) with a bootstrap confidence interval
-  (scipy.stats.bootstrap, each study's iterations resampled on its own);
-- a Mann-Whitney U test of the two sets of iteration times, its p-values corrected for the
-  number of configurations compared (Benjamini-Hochberg, scipy.stats.false_discovery_control).
-Iterations of one run are not independent samples of the configuration: a run on a busy or slow
-node is slow throughout. So the noise a change must exceed is also the spread between the
-repetitions of each study (``run_spread``: the largest ratio of two repetitions' median
-iteration times, in either study). A configuration is *slower* (*faster*) *beyond the noise* when
-its corrected p-value is below ``alpha`` and the whole interval of the ratio lies above
-1 + run_spread (below 1 / (1 + run_spread)); a slower one whose ratio exceeds 1 + ``threshold``
-is a *regression* (exit status 1 of `dlperf compare`).
+batch, data size), each repetition (a fresh process: the independent unit) is summarised by the
+log of its median iteration time, and the two studies' repetitions are compared by a moderated
+t-test (``dlperf.compare_stats``): the ratio (candidate / baseline, of the geometric means of
+the repetitions' medians) with its interval and a p-value, corrected for the number of
+configurations compared (Benjamini-Hochberg, scipy.stats.false_discovery_control).
+Repetitions during which other programs used much of the host's CPU (the run record's
+``noise.foreign_cpu_fraction`` above NOISY_FOREIGN_CPU) measure the neighbours, not the code:
+they are left out of the test (counted in ``disturbed_runs``) unless ``keep_disturbed``.
 
-Besides, the candidate's configurations (median epoch time over repetitions) are checked
-against the baseline's fitted model: one outside the model's prediction interval is flagged,
-unless the baseline's own measurement there lies outside too (then the model, not the new
-study, is off).
+A configuration is *slower* (*faster*) when its corrected p-value is below ``alpha``; a slower
+one whose ratio exceeds 1 + ``threshold`` is a *regression*. One whose ratio exceeds
+1 + ``threshold`` without a significant test is *inconclusive*, with the repetitions per
+study that would settle it (``reps_needed``). Each framework (and each framework's network,
+when it has several) gets the geometric mean of its configurations' ratios, tested and judged
+the same way (``groups``): a small slowdown of everything shows there. A regression of either
+kind is exit status 1 of `dlperf compare`.
+
+The candidate's runs are also checked against the baseline's fitted model
+(``dlperf.compare_model``).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from dlperf.models import InsufficientData
-from dlperf.models.prediction import predict_rows
+from dlperf import compare_stats
+from dlperf.compare_model import MODEL_COLUMNS, check_against_model, label
 from dlperf.study_files import StudyFiles
 from dlperf.tables import NOISY_FOREIGN_CPU, POINT_KEYS
 
@@ -45,32 +49,50 @@ COLUMNS = POINT_KEYS + [
     "ratio_lo",
     "ratio_hi",
     "run_spread",
+    "rep_sd",
+    "df",
     "disturbed_runs",
     "p_value",
     "p_adjusted",
     "verdict",
     "regression",
+    "inconclusive",
+    "reps_needed",
 ]
-MODEL_COLUMNS = POINT_KEYS + [
-    "configuration",
-    "candidate_epoch_s",
-    "predicted_s",
-    "predicted_lo_s",
-    "predicted_hi_s",
-    "baseline_epoch_s",
-    "baseline_inside",
+GROUP_COLUMNS = [
+    "group",
+    "framework",
+    "network",
+    "configurations",
+    "ratio",
+    "ratio_lo",
+    "ratio_hi",
+    "df",
+    "p_value",
+    "p_adjusted",
+    "verdict",
+    "regression",
 ]
+ALL_NETWORKS = ""  # the network of a framework's overall group
 
 
 @dataclass
 class Settings:
     threshold: float = 0.05  # a slowdown beyond this fraction is a regression
-    alpha: float = 0.05  # false discovery rate over the configurations compared
+    alpha: float = 0.05  # false discovery rate over the configurations (and groups) compared
     confidence: float = 0.95  # of the ratio's interval
+    power: float = 0.8  # chance to detect asked of the repetitions an inconclusive one needs
+    keep_disturbed: bool = False  # test disturbed repetitions too
     model: str = "generic"  # the baseline model whose interval the candidate is checked against
     level: float = 0.99  # of that prediction interval
-    n_resamples: int = 2000
-    seed: int = 0
+
+    def check(self) -> None:
+        if not 0.0 <= self.threshold:
+            raise ValueError(f"--threshold must be a non-negative fraction, got {self.threshold}")
+        if not 0.0 < self.alpha < 1.0:
+            raise ValueError(f"--alpha must lie between 0 and 1, got {self.alpha}")
+        if not 0.0 < self.power < 1.0:
+            raise ValueError(f"--power must lie between 0 and 1, got {self.power}")
 
 
 @dataclass
@@ -79,8 +101,11 @@ class Comparison:
     candidate: str
     settings: Settings
     rows: pd.DataFrame  # one per configuration both studies measured, columns COLUMNS
+    groups: pd.DataFrame  # one per framework (and framework/network), columns GROUP_COLUMNS
     only_baseline: list[str] = field(default_factory=list)
     only_candidate: list[str] = field(default_factory=list)
+    not_tested: list[str] = field(default_factory=list)  # why some configurations were not
+    prior_df: float = math.nan  # degrees of freedom the shared variance adds to each test
     model_flags: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=MODEL_COLUMNS))
     model_notes: list[str] = field(default_factory=list)  # why some runs could not be checked
 
@@ -97,59 +122,63 @@ class Comparison:
         return self.rows[self.rows["regression"]]
 
     @property
+    def inconclusive(self) -> pd.DataFrame:
+        return self.rows[self.rows["inconclusive"]]
+
+    @property
+    def group_regressions(self) -> pd.DataFrame:
+        return self.groups[self.groups["regression"]]
+
+    @property
+    def failed(self) -> bool:
+        """A regression of a configuration or of a group: exit status 1."""
+        return not (self.regressions.empty and self.group_regressions.empty)
+
+    @property
     def reports_nothing(self) -> bool:
-        return self.slower.empty and self.faster.empty and self.model_flags.empty
-
-
-def label(config: dict) -> str:
-    """A configuration as people name it: 'pytorch/resnet18 cpu n1 p4 b32 d4096'."""
-    return (
-        f"{config['framework']}/{config['network']} {config['device']} n{config['nodes']} "
-        f"p{config['procs']} b{config['batch_size']} d{config['data_size']}"
-    )
+        changed = self.rows["verdict"] != "same"
+        groups_changed = self.groups["verdict"] != "same"
+        return not (
+            changed.any()
+            or groups_changed.any()
+            or self.rows["inconclusive"].any()
+            or not self.model_flags.empty
+        )
 
 
 def _key(record: dict) -> tuple:
     return tuple(record["config"][k] for k in POINT_KEYS)
 
 
-def iterations_by_configuration(records: list[dict]) -> dict[tuple, list[np.ndarray]]:
-    """Successful runs' iteration times, one array per repetition, grouped by configuration."""
-    grouped: dict[tuple, list[np.ndarray]] = {}
+def is_disturbed(record: dict) -> bool:
+    """Other programs used much of the host's CPU during the run's epoch."""
+    share = (record.get("noise") or {}).get("foreign_cpu_fraction")
+    return share is not None and share > NOISY_FOREIGN_CPU
+
+
+@dataclass
+class Repetitions:
+    """A configuration's successful runs in one study: iteration times of each repetition
+    and whether other programs disturbed it."""
+
+    times: list[np.ndarray] = field(default_factory=list)
+    disturbed: list[bool] = field(default_factory=list)
+
+    def tested(self, keep_disturbed: bool) -> list[np.ndarray]:
+        return [
+            t for t, d in zip(self.times, self.disturbed, strict=True) if keep_disturbed or not d
+        ]
+
+
+def repetitions_by_configuration(records: list[dict]) -> dict[tuple, Repetitions]:
+    """Successful runs grouped by configuration."""
+    grouped: dict[tuple, Repetitions] = {}
     for record in records:
         if record["status"] == "ok":
-            grouped.setdefault(_key(record), []).append(np.asarray(record["iter_times_s"], float))
+            reps = grouped.setdefault(_key(record), Repetitions())
+            reps.times.append(np.asarray(record["iter_times_s"], float))
+            reps.disturbed.append(is_disturbed(record))
     return grouped
-
-
-def disturbed_by_configuration(records: list[dict]) -> dict[tuple, int]:
-    """Successful runs during whose epoch other programs used much of the host's CPU."""
-    counts: dict[tuple, int] = {}
-    for record in records:
-        share = (record.get("noise") or {}).get("foreign_cpu_fraction")
-        if record["status"] == "ok" and share is not None and share > NOISY_FOREIGN_CPU:
-            counts[_key(record)] = counts.get(_key(record), 0) + 1
-    return counts
-
-
-def _median_ratio(base: np.ndarray, cand: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.median(cand, axis=axis) / np.median(base, axis=axis)
-
-
-def _ratio_interval(base: np.ndarray, cand: np.ndarray, settings: Settings) -> tuple[float, float]:
-    if base.size < 2 or cand.size < 2:
-        return float("nan"), float("nan")
-    result = stats.bootstrap(
-        (base, cand),
-        _median_ratio,
-        n_resamples=settings.n_resamples,
-        confidence_level=settings.confidence,
-        method="percentile",  # BCa's jackknife is quadratic in thousands of iterations
-        vectorized=True,
-        batch=200,
-        rng=np.random.default_rng(settings.seed),
-    )
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
 def run_spread(reps: list[np.ndarray]) -> float:
@@ -159,142 +188,160 @@ def run_spread(reps: list[np.ndarray]) -> float:
     return max(medians) / min(medians) - 1.0
 
 
-def _compare_one(base_reps: list[np.ndarray], cand_reps: list[np.ndarray], settings: Settings):
-    base, cand = np.concatenate(base_reps), np.concatenate(cand_reps)
-    ratio = float(_median_ratio(base, cand))
-    lo, hi = _ratio_interval(base, cand, settings)
-    p_value = float(stats.mannwhitneyu(base, cand, alternative="two-sided").pvalue)
+def _describe(base: list[np.ndarray], cand: list[np.ndarray]) -> dict:
     return {
-        "baseline_reps": len(base_reps),
-        "candidate_reps": len(cand_reps),
-        "baseline_iters": int(base.size),
-        "candidate_iters": int(cand.size),
-        "baseline_median_s": float(np.median(base)),
-        "candidate_median_s": float(np.median(cand)),
-        "ratio": ratio,
-        "ratio_lo": lo,
-        "ratio_hi": hi,
-        "run_spread": max(run_spread(base_reps), run_spread(cand_reps)),
-        "p_value": p_value,
+        "baseline_reps": len(base),
+        "candidate_reps": len(cand),
+        "baseline_iters": int(sum(r.size for r in base)),
+        "candidate_iters": int(sum(r.size for r in cand)),
+        "baseline_median_s": float(np.exp(compare_stats.log_medians(base).mean())),
+        "candidate_median_s": float(np.exp(compare_stats.log_medians(cand).mean())),
+        "run_spread": max(run_spread(base), run_spread(cand)),
     }
 
 
-def _verdicts(rows: pd.DataFrame, settings: Settings) -> pd.DataFrame:
+def _tested_columns(tested: compare_stats.Tested) -> dict:
+    return {
+        "ratio": math.exp(tested.log_ratio),
+        "ratio_lo": tested.lo,
+        "ratio_hi": tested.hi,
+        "rep_sd": tested.sd,
+        "df": tested.df,
+        "p_value": tested.p_value,
+    }
+
+
+def _verdicts(frame: pd.DataFrame, settings: Settings) -> pd.DataFrame:
+    """Corrected p-values, verdicts and regressions of configurations or groups."""
+    frame = frame.copy()
+    p = frame["p_value"].to_numpy(float)
+    known = ~np.isnan(p)
+    adjusted = np.full(p.shape, np.nan)
+    if known.any():
+        adjusted[known] = stats.false_discovery_control(p[known], method="bh")
+    frame["p_adjusted"] = adjusted
+    significant = frame["p_adjusted"] < settings.alpha
+    slower = significant & (frame["ratio"] > 1.0)
+    faster = significant & (frame["ratio"] < 1.0)
+    frame["verdict"] = np.select([slower, faster], ["slower", "faster"], default="same")
+    frame["regression"] = slower & (frame["ratio"] > 1.0 + settings.threshold)
+    return frame
+
+
+def _inconclusive(rows: pd.DataFrame, prior_df: float, settings: Settings) -> pd.DataFrame:
+    """Slower beyond the threshold without a significant test, and the repetitions per study
+    that would find such a slowdown with chance ``power`` at the level a lone finding among
+    these configurations needs (alpha / configurations: Benjamini-Hochberg's first step)."""
     rows = rows.copy()
-    if rows.empty:
-        rows["p_adjusted"] = pd.Series(dtype=float)
-        rows["verdict"] = pd.Series(dtype=str)
-        rows["regression"] = pd.Series(dtype=bool)
-        return rows
-    rows["p_adjusted"] = stats.false_discovery_control(rows["p_value"].to_numpy(), method="bh")
-    significant = rows["p_adjusted"] < settings.alpha
-    noise = 1.0 + rows["run_spread"]
-    slower = significant & (rows["ratio_lo"] > noise)
-    faster = significant & (rows["ratio_hi"] < 1.0 / noise)
-    rows["verdict"] = np.select([slower, faster], ["slower", "faster"], default="same")
-    rows["regression"] = slower & (rows["ratio"] > 1.0 + settings.threshold)
+    rows["inconclusive"] = (rows["ratio"] > 1.0 + settings.threshold) & ~rows["regression"]
+    level = settings.alpha / max(len(rows), 1)
+    rows["reps_needed"] = [
+        compare_stats.repetitions_needed(
+            math.log(row.ratio), row.rep_sd, prior_df, level, settings.power
+        )
+        if row.inconclusive
+        else None
+        for row in rows.itertuples(index=False)
+    ]
+    rows["reps_needed"] = rows["reps_needed"].astype("Int64")
     return rows
 
 
-def _epoch_medians(records: list[dict]) -> pd.DataFrame:
-    ok = [r for r in records if r["status"] == "ok"]
-    frame = pd.DataFrame(
-        [
-            {**{k: r["config"][k] for k in POINT_KEYS}, "epoch_time_s": r["epoch_time_s"]}
-            for r in ok
-        ],
-        columns=POINT_KEYS + ["epoch_time_s"],
-    )
-    return frame.groupby(POINT_KEYS, sort=True, as_index=False)["epoch_time_s"].median()
-
-
-def check_against_model(
-    baseline: StudyFiles, candidate: StudyFiles, settings: Settings
-) -> tuple[pd.DataFrame, list[str]]:
-    """Candidate configurations outside the baseline model's prediction interval, and notes on
-    what could not be checked (no artifact, no interval, model not fitted)."""
-    cand = _epoch_medians(candidate.records)
-    base = _epoch_medians(baseline.records).rename(columns={"epoch_time_s": "baseline_epoch_s"})
-    merged = cand.merge(base, on=POINT_KEYS, how="left")
-    flags, notes = [], []
-    for (framework, network), group in merged.groupby(["framework", "network"], sort=True):
-        artifact = baseline.artifacts.get(framework)
-        if artifact is None:
-            notes.append(
-                f"{framework}: the baseline has no model artifact (models/{framework}.json), "
-                "so its runs were not checked against a model"
+def _groups(rows: pd.DataFrame, tests: list, settings: Settings) -> pd.DataFrame:
+    """Each framework's (and each of its networks', when it has several) geometric mean of
+    its configurations' ratios, with interval, test and verdict."""
+    by_position = dict(zip(rows.index, tests, strict=True))
+    groups = []
+    for framework, of_framework in rows.groupby("framework", sort=True):
+        networks = sorted(of_framework["network"].unique())
+        parts = [(framework, ALL_NETWORKS, of_framework)]
+        if len(networks) > 1:
+            parts += [
+                (f"{framework}/{n}", n, of_framework[of_framework["network"] == n])
+                for n in networks
+            ]
+        for name, network, members in parts:
+            combined = compare_stats.combine(
+                [by_position[i] for i in members.index], settings.confidence
             )
-            continue
-        group = group.reset_index(drop=True)
-        try:
-            predicted = predict_rows(artifact, network, settings.model, group, level=settings.level)
-        except (InsufficientData, KeyError, ValueError) as exc:
-            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-            notes.append(f"{framework}/{network}: not checked against the model ({message})")
-            continue
-        lo, hi = predicted["epoch_time_lo_s"], predicted["epoch_time_hi_s"]
-        if lo.isna().any():
-            notes.append(
-                f"{framework}/{network}: the baseline's {settings.model} model stores no "
-                "prediction interval, so runs were not checked against it (fit it again with "
-                "a dlperf that writes intervals)"
-            )
-            continue
-        measured, base_epoch = group["epoch_time_s"], group["baseline_epoch_s"]
-        outside = (measured < lo) | (measured > hi)
-        base_inside = base_epoch.between(lo, hi) | base_epoch.isna()
-        for i in np.flatnonzero(outside & base_inside):
-            row = group.iloc[i]
-            flags.append(
+            groups.append(
                 {
-                    **{k: row[k] for k in POINT_KEYS},
-                    "configuration": label(row),
-                    "candidate_epoch_s": float(measured.iloc[i]),
-                    "predicted_s": float(predicted["epoch_time_s"].iloc[i]),
-                    "predicted_lo_s": float(lo.iloc[i]),
-                    "predicted_hi_s": float(hi.iloc[i]),
-                    "baseline_epoch_s": float(base_epoch.iloc[i]),
-                    "baseline_inside": bool(pd.notna(base_epoch.iloc[i])),
+                    "group": name,
+                    "framework": framework,
+                    "network": network,
+                    "configurations": len(members),
+                    **_tested_columns(combined),
                 }
             )
-    return pd.DataFrame(flags, columns=MODEL_COLUMNS), notes
+    frame = pd.DataFrame(groups, columns=GROUP_COLUMNS[: GROUP_COLUMNS.index("p_value") + 1])
+    return _verdicts(frame, settings).reindex(columns=GROUP_COLUMNS)
 
 
-def compare(baseline: StudyFiles, candidate: StudyFiles, settings: Settings) -> Comparison:
-    if not 0.0 <= settings.threshold:
-        raise ValueError(f"--threshold must be a non-negative fraction, got {settings.threshold}")
-    if not 0.0 < settings.alpha < 1.0:
-        raise ValueError(f"--alpha must lie between 0 and 1, got {settings.alpha}")
-    base = iterations_by_configuration(baseline.records)
-    cand = iterations_by_configuration(candidate.records)
-    if not base or not cand:
-        empty = baseline.source if not base else candidate.source
-        raise ValueError(f"{empty} has no successful run to compare; check its failures.csv")
-    disturbed = [disturbed_by_configuration(s.records) for s in (baseline, candidate)]
-    rows = []
+def _not_tested(key: tuple, base: Repetitions, cand: Repetitions) -> str:
+    empty = "baseline" if not base.tested(False) else "candidate"
+    return (
+        f"{label(dict(zip(POINT_KEYS, key, strict=True)))}: every run of the {empty} was "
+        "disturbed by other programs (measure it again on a quiet machine, or compare with "
+        "--keep-disturbed)"
+    )
+
+
+def compare_configurations(
+    base: dict[tuple, Repetitions], cand: dict[tuple, Repetitions], settings: Settings
+) -> tuple[pd.DataFrame, pd.DataFrame, list[str], float]:
+    """Rows (COLUMNS) of the configurations both studies measured, the groups, the
+    configurations that could not be tested and why, and the prior's degrees of freedom."""
+    keep = settings.keep_disturbed
+    described, pairs, not_tested = [], [], []
     for key in sorted(set(base) & set(cand)):
+        b, c = base[key].tested(keep), cand[key].tested(keep)
+        if not b or not c:
+            not_tested.append(_not_tested(key, base[key], cand[key]))
+            continue
         config = dict(zip(POINT_KEYS, key, strict=True))
-        rows.append(
+        disturbed = sum(base[key].disturbed) + sum(cand[key].disturbed)
+        described.append(
             {
                 **config,
                 "configuration": label(config),
-                **_compare_one(base[key], cand[key], settings),
-                "disturbed_runs": sum(d.get(key, 0) for d in disturbed),
+                **_describe(b, c),
+                "disturbed_runs": disturbed,
             }
         )
-    frame = _verdicts(pd.DataFrame(rows, columns=COLUMNS[: COLUMNS.index("p_value") + 1]), settings)
-    flags, notes = check_against_model(baseline, candidate, settings)
+        pairs.append((compare_stats.log_medians(b), compare_stats.log_medians(c)))
+    tests, prior = compare_stats.compare_all(pairs, settings.confidence)
+    rows = pd.DataFrame(
+        [{**d, **_tested_columns(t)} for d, t in zip(described, tests, strict=True)],
+        columns=COLUMNS[: COLUMNS.index("p_value") + 1],
+    )
+    prior_df = prior.df if prior is not None else 0.0
+    rows = _inconclusive(_verdicts(rows, settings), prior_df, settings)
+    return rows.reindex(columns=COLUMNS), _groups(rows, tests, settings), not_tested, prior_df
+
+
+def compare(baseline: StudyFiles, candidate: StudyFiles, settings: Settings) -> Comparison:
+    settings.check()
+    base = repetitions_by_configuration(baseline.records)
+    cand = repetitions_by_configuration(candidate.records)
+    if not base or not cand:
+        empty = baseline.source if not base else candidate.source
+        raise ValueError(f"{empty} has no successful run to compare; check its failures.csv")
+    rows, groups, not_tested, prior_df = compare_configurations(base, cand, settings)
+    flags, notes = check_against_model(baseline, candidate, settings.model, settings.level)
     return Comparison(
         baseline=baseline.source,
         candidate=candidate.source,
         settings=settings,
-        rows=frame.reindex(columns=COLUMNS),
+        rows=rows,
+        groups=groups,
         only_baseline=[
             label(dict(zip(POINT_KEYS, k, strict=True))) for k in sorted(set(base) - set(cand))
         ],
         only_candidate=[
             label(dict(zip(POINT_KEYS, k, strict=True))) for k in sorted(set(cand) - set(base))
         ],
+        not_tested=not_tested,
+        prior_df=prior_df,
         model_flags=flags,
         model_notes=notes,
     )

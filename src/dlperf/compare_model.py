@@ -1,0 +1,97 @@
+"""Runs of a new study outside the baseline's fitted model: each candidate configuration's
+median epoch time against the baseline model's prediction interval. One outside is flagged,
+unless the baseline's own measurement there lies outside too (then the model, not the new
+study, is off). This catches configurations the baseline never measured.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dlperf.models import InsufficientData
+from dlperf.models.prediction import predict_rows
+from dlperf.study_files import StudyFiles
+from dlperf.tables import POINT_KEYS
+
+MODEL_COLUMNS = POINT_KEYS + [
+    "configuration",
+    "candidate_epoch_s",
+    "predicted_s",
+    "predicted_lo_s",
+    "predicted_hi_s",
+    "baseline_epoch_s",
+    "baseline_inside",
+]
+
+
+def label(config) -> str:
+    """A configuration as people name it: 'pytorch/resnet18 cpu n1 p4 b32 d4096'."""
+    return (
+        f"{config['framework']}/{config['network']} {config['device']} n{config['nodes']} "
+        f"p{config['procs']} b{config['batch_size']} d{config['data_size']}"
+    )
+
+
+def _epoch_medians(records: list[dict]) -> pd.DataFrame:
+    ok = [r for r in records if r["status"] == "ok"]
+    frame = pd.DataFrame(
+        [
+            {**{k: r["config"][k] for k in POINT_KEYS}, "epoch_time_s": r["epoch_time_s"]}
+            for r in ok
+        ],
+        columns=POINT_KEYS + ["epoch_time_s"],
+    )
+    return frame.groupby(POINT_KEYS, sort=True, as_index=False)["epoch_time_s"].median()
+
+
+def check_against_model(
+    baseline: StudyFiles, candidate: StudyFiles, model: str, level: float
+) -> tuple[pd.DataFrame, list[str]]:
+    """Candidate configurations outside the baseline model's prediction interval, and notes on
+    what could not be checked (no artifact, no interval, model not fitted)."""
+    cand = _epoch_medians(candidate.records)
+    base = _epoch_medians(baseline.records).rename(columns={"epoch_time_s": "baseline_epoch_s"})
+    merged = cand.merge(base, on=POINT_KEYS, how="left")
+    flags, notes = [], []
+    for (framework, network), group in merged.groupby(["framework", "network"], sort=True):
+        artifact = baseline.artifacts.get(framework)
+        if artifact is None:
+            notes.append(
+                f"{framework}: the baseline has no model artifact (models/{framework}.json), "
+                "so its runs were not checked against a model"
+            )
+            continue
+        group = group.reset_index(drop=True)
+        try:
+            predicted = predict_rows(artifact, network, model, group, level=level)
+        except (InsufficientData, KeyError, ValueError) as exc:
+            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+            notes.append(f"{framework}/{network}: not checked against the model ({message})")
+            continue
+        lo, hi = predicted["epoch_time_lo_s"], predicted["epoch_time_hi_s"]
+        if lo.isna().any():
+            notes.append(
+                f"{framework}/{network}: the baseline's {model} model stores no "
+                "prediction interval, so runs were not checked against it (fit it again with "
+                "a dlperf that writes intervals)"
+            )
+            continue
+        measured, base_epoch = group["epoch_time_s"], group["baseline_epoch_s"]
+        outside = (measured < lo) | (measured > hi)
+        base_inside = base_epoch.between(lo, hi) | base_epoch.isna()
+        for i in np.flatnonzero(outside & base_inside):
+            row = group.iloc[i]
+            flags.append(
+                {
+                    **{k: row[k] for k in POINT_KEYS},
+                    "configuration": label(row),
+                    "candidate_epoch_s": float(measured.iloc[i]),
+                    "predicted_s": float(predicted["epoch_time_s"].iloc[i]),
+                    "predicted_lo_s": float(lo.iloc[i]),
+                    "predicted_hi_s": float(hi.iloc[i]),
+                    "baseline_epoch_s": float(base_epoch.iloc[i]),
+                    "baseline_inside": bool(pd.notna(base_epoch.iloc[i])),
+                }
+            )
+    return pd.DataFrame(flags, columns=MODEL_COLUMNS), notes

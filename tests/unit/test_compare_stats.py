@@ -1,0 +1,102 @@
+"""The statistics of `dlperf compare` on synthetic repetitions with known effects: false-alarm
+and detection rates, interval coverage and the prior, against what the method promises."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dlperf import compare_stats
+
+CONFIGS = 36  # the default study's configurations
+REPS = 3
+PRIOR = compare_stats.Prior(variance=0.03**2, df=8.0)  # sd of a repetition about 3%
+
+
+def _sds(rng, k=CONFIGS):
+    """Each configuration's true sd of a repetition, drawn from PRIOR (scaled inverse chi2)."""
+    return np.sqrt(PRIOR.df * PRIOR.variance / rng.chisquare(PRIOR.df, size=k))
+
+
+def _trial(rng, effects):
+    """Log medians of every configuration in two studies; ``effects`` the true log ratios."""
+    sds = _sds(rng)
+    base = rng.normal(0.0, sds[:, None], size=(CONFIGS, REPS))
+    cand = rng.normal(effects[:, None], sds[:, None], size=(CONFIGS, REPS))
+    return list(zip(base, cand, strict=True))
+
+
+def test_the_prior_is_recovered_from_many_variances():
+    rng = np.random.default_rng(0)
+    df = np.full(4000, 4.0)
+    true = PRIOR.df * PRIOR.variance / rng.chisquare(PRIOR.df, size=df.size)
+    sample = true * rng.chisquare(df) / df
+    prior = compare_stats.fit_prior(sample, df)
+    assert prior.variance == pytest.approx(PRIOR.variance, rel=0.1)
+    assert prior.df == pytest.approx(PRIOR.df, rel=0.3)
+    same = np.full(4000, PRIOR.variance) * rng.chisquare(df) / df
+    one = compare_stats.fit_prior(same, df)  # no excess spread: one variance, all the df
+    assert one.df == df.sum() and one.variance == pytest.approx(PRIOR.variance, rel=0.05)
+
+
+def test_false_alarms_and_interval_coverage_are_what_the_level_promises():
+    rng = np.random.default_rng(1)
+    p_values, covered, group_covered = [], [], []
+    for _ in range(300):
+        tests, _ = compare_stats.compare_all(_trial(rng, np.zeros(CONFIGS)), 0.95)
+        p_values += [t.p_value for t in tests]
+        covered += [t.lo <= 1.0 <= t.hi for t in tests]
+        overall = compare_stats.combine(tests[:12], 0.95)
+        group_covered.append(overall.lo <= 1.0 <= overall.hi)
+    p_values = np.array(p_values)
+    assert np.mean(p_values < 0.05) == pytest.approx(0.05, abs=0.012)
+    assert np.mean(p_values < 0.01) == pytest.approx(0.01, abs=0.006)
+    assert np.mean(covered) == pytest.approx(0.95, abs=0.012)
+    assert np.mean(group_covered) == pytest.approx(0.95, abs=0.04)
+
+
+def test_detection_rate_is_what_the_power_estimate_promises():
+    rng = np.random.default_rng(2)
+    effect, sd = math.log(1.10), 0.03
+    found = []
+    for _ in range(400):
+        pairs = _trial(rng, np.zeros(CONFIGS))
+        pairs[0] = (rng.normal(0, sd, REPS), rng.normal(effect, sd, REPS))
+        tests, _ = compare_stats.compare_all(pairs, 0.95)
+        found.append(tests[0].p_value < 0.05 and tests[0].log_ratio > 0)
+    promised = compare_stats.power(effect, sd, REPS, PRIOR.df, 0.05)
+    assert 0.6 < promised < 0.99  # a case where the rate says something
+    assert np.mean(found) == pytest.approx(promised, abs=0.06)
+
+
+def test_repetitions_needed_reach_the_asked_power():
+    sd, level = 0.05, 0.05 / 36
+    needed = compare_stats.repetitions_needed(math.log(1.08), sd, 8.0, level, 0.8)
+    assert compare_stats.power(math.log(1.08), sd, needed, 8.0, level) >= 0.8
+    assert compare_stats.power(math.log(1.08), sd, needed - 1, 8.0, level) < 0.8
+    assert compare_stats.repetitions_needed(math.log(1.001), 0.5, 8.0, level, 0.8) is None
+
+
+def test_a_slowdown_of_every_configuration_shows_in_the_geometric_mean():
+    """5 % on each of 12 configurations: rarely significant alone, nearly always together."""
+    rng = np.random.default_rng(3)
+    alone, together = [], []
+    for _ in range(100):
+        effects = np.zeros(CONFIGS)
+        effects[:12] = math.log(1.05)
+        tests, _ = compare_stats.compare_all(_trial(rng, effects), 0.95)
+        alone.append(np.mean([t.p_value < 0.05 / CONFIGS for t in tests[:12]]))
+        overall = compare_stats.combine(tests[:12], 0.95)
+        together.append(overall.p_value < 0.05 / 3 and overall.lo > 1.0)
+    assert np.mean(alone) < 0.2
+    assert np.mean(together) > 0.9
+
+
+def test_identical_studies_give_ratio_1_and_p_1():
+    base = np.log([0.010, 0.011, 0.0105])
+    tests, _ = compare_stats.compare_all([(base, base.copy()), (base + 0.01, base + 0.01)], 0.95)
+    assert all(t.log_ratio == 0.0 and t.p_value == 1.0 for t in tests)
+    overall = compare_stats.combine(tests, 0.95)
+    assert overall.log_ratio == 0.0 and overall.p_value == 1.0
