@@ -11,8 +11,9 @@ Repetitions during which other programs used much of the host's CPU (the run rec
 ``noise.foreign_cpu_fraction`` above NOISY_FOREIGN_CPU) measure the neighbours, not the code:
 they are left out of the test (counted in ``disturbed_runs``) unless ``keep_disturbed``.
 
-A configuration is *slower* (*faster*) when its corrected p-value is below ``alpha``; a slower
-one whose ratio exceeds 1 + ``threshold`` is a *regression*. One whose ratio exceeds
+A configuration is *slower* (*faster*) when its one-sided p-value, corrected within that
+direction, is below ``alpha``; a slower one whose ratio exceeds 1 + ``threshold`` is a
+*regression*. One whose ratio exceeds
 1 + ``threshold`` without a significant test is *inconclusive*, with the repetitions per
 study that would settle it (``reps_needed``). Each framework (and each framework's network,
 when it has several) gets the geometric mean of its configurations' ratios, tested and judged
@@ -52,7 +53,7 @@ COLUMNS = POINT_KEYS + [
     "rep_sd",
     "df",
     "disturbed_runs",
-    "p_value",
+    "p_slower",
     "p_adjusted",
     "verdict",
     "regression",
@@ -68,7 +69,7 @@ GROUP_COLUMNS = [
     "ratio_lo",
     "ratio_hi",
     "df",
-    "p_value",
+    "p_slower",
     "p_adjusted",
     "verdict",
     "regression",
@@ -207,22 +208,29 @@ def _tested_columns(tested: compare_stats.Tested) -> dict:
         "ratio_hi": tested.hi,
         "rep_sd": tested.sd,
         "df": tested.df,
-        "p_value": tested.p_value,
+        "p_slower": tested.p_slower,
     }
 
 
-def _verdicts(frame: pd.DataFrame, settings: Settings) -> pd.DataFrame:
-    """Corrected p-values, verdicts and regressions of configurations or groups."""
-    frame = frame.copy()
-    p = frame["p_value"].to_numpy(float)
-    known = ~np.isnan(p)
+def _adjusted(p: np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg over the known p-values."""
     adjusted = np.full(p.shape, np.nan)
+    known = ~np.isnan(p)
     if known.any():
         adjusted[known] = stats.false_discovery_control(p[known], method="bh")
-    frame["p_adjusted"] = adjusted
-    significant = frame["p_adjusted"] < settings.alpha
-    slower = significant & (frame["ratio"] > 1.0)
-    faster = significant & (frame["ratio"] < 1.0)
+    return adjusted
+
+
+def _verdicts(frame: pd.DataFrame, settings: Settings) -> pd.DataFrame:
+    """Verdicts and regressions of configurations or groups. "Slower" and "faster" are two
+    one-sided questions (a regression gate asks the first), each corrected on its own; the
+    corrected p-value shown is that of the direction the ratio points to."""
+    frame = frame.copy()
+    p_slower = frame["p_slower"].to_numpy(float)
+    slower_adjusted, faster_adjusted = _adjusted(p_slower), _adjusted(1.0 - p_slower)
+    frame["p_adjusted"] = np.where(frame["ratio"] >= 1.0, slower_adjusted, faster_adjusted)
+    slower = slower_adjusted < settings.alpha
+    faster = faster_adjusted < settings.alpha
     frame["verdict"] = np.select([slower, faster], ["slower", "faster"], default="same")
     frame["regression"] = slower & (frame["ratio"] > 1.0 + settings.threshold)
     return frame
@@ -231,7 +239,8 @@ def _verdicts(frame: pd.DataFrame, settings: Settings) -> pd.DataFrame:
 def _inconclusive(rows: pd.DataFrame, prior_df: float, settings: Settings) -> pd.DataFrame:
     """Slower beyond the threshold without a significant test, and the repetitions per study
     that would find such a slowdown with chance ``power`` at the level a lone finding among
-    these configurations needs (alpha / configurations: Benjamini-Hochberg's first step)."""
+    these configurations needs (alpha / configurations: Benjamini-Hochberg's first step,
+    one-sided)."""
     rows = rows.copy()
     rows["inconclusive"] = (rows["ratio"] > 1.0 + settings.threshold) & ~rows["regression"]
     level = settings.alpha / max(len(rows), 1)
@@ -273,7 +282,7 @@ def _groups(rows: pd.DataFrame, tests: list, settings: Settings) -> pd.DataFrame
                     **_tested_columns(combined),
                 }
             )
-    frame = pd.DataFrame(groups, columns=GROUP_COLUMNS[: GROUP_COLUMNS.index("p_value") + 1])
+    frame = pd.DataFrame(groups, columns=GROUP_COLUMNS[: GROUP_COLUMNS.index("p_slower") + 1])
     return _verdicts(frame, settings).reindex(columns=GROUP_COLUMNS)
 
 
@@ -312,7 +321,7 @@ def compare_configurations(
     tests, prior = compare_stats.compare_all(pairs, settings.confidence)
     rows = pd.DataFrame(
         [{**d, **_tested_columns(t)} for d, t in zip(described, tests, strict=True)],
-        columns=COLUMNS[: COLUMNS.index("p_value") + 1],
+        columns=COLUMNS[: COLUMNS.index("p_slower") + 1],
     )
     prior_df = prior.df if prior is not None else 0.0
     rows = _inconclusive(_verdicts(rows, settings), prior_df, settings)

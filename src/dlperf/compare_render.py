@@ -13,7 +13,7 @@ TABLE_COLUMNS = {
     "configuration": "configuration",
     "ratio": "candidate / baseline (median iteration)",
     "interval": "CI",
-    "p_adjusted": "p (BH-corrected)",
+    "p_adjusted": "p (one-sided, BH)",
     "rep_sd": "sd of a repetition",
     "run_spread": "run-to-run spread",
     "disturbed_runs": "disturbed runs (left out)",
@@ -25,7 +25,7 @@ INCONCLUSIVE_COLUMNS = {
     "configuration": "configuration",
     "ratio": "candidate / baseline",
     "interval": "CI",
-    "p_adjusted": "p (BH-corrected)",
+    "p_adjusted": "p (one-sided, BH)",
     "rep_sd": "sd of a repetition",
     "runs": "runs tested (base / cand)",
     "reps_needed": "repetitions per study to settle it",
@@ -35,7 +35,7 @@ GROUP_TABLE_COLUMNS = {
     "configurations": "configurations",
     "ratio": "geometric mean ratio",
     "interval": "CI",
-    "p_adjusted": "p (BH-corrected)",
+    "p_adjusted": "p (one-sided, BH)",
     "verdict": "verdict",
 }
 MODEL_TABLE_COLUMNS = {
