@@ -54,7 +54,7 @@ class History:
         names = sorted(set().union(*(c.keys() for c in columns.values())))
         frame = pd.DataFrame({"1": dict.fromkeys(names, "1"), **columns}, index=names)
         frame = frame.fillna("–")
-        frame.index.name = key
+        frame.index.name = "configuration" if what == "rows" else "framework"
         return frame.reset_index()
 
 
