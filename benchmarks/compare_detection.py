@@ -35,6 +35,7 @@ from dlperf.compare import (
     repetitions_by_configuration,
 )
 from dlperf.study_files import load_study
+from dlperf.tables import POINT_KEYS
 
 FACTORS = (1.05, 1.10, 1.15, 1.25)
 QUIET_SPREAD = 0.05  # the "repetitions spread <= 5 %"
@@ -100,20 +101,7 @@ def planted(studies: dict[str, dict], settings: Settings) -> list[dict]:
             found = {}
             for key in keys:
                 rows, _, _, _ = compare_configurations(base, _scaled(cand, [key], factor), settings)
-                hit = rows[
-                    rows[
-                        [
-                            "framework",
-                            "network",
-                            "device",
-                            "nodes",
-                            "procs",
-                            "batch_size",
-                            "data_size",
-                        ]
-                    ].apply(tuple, axis=1)
-                    == key
-                ]
+                hit = rows[rows[POINT_KEYS].apply(tuple, axis=1) == key]
                 found[key] = bool(len(hit)) and bool(hit["regression"].iloc[0])
             caught = 0
             for framework in frameworks:

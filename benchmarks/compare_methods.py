@@ -11,13 +11,14 @@ run):
   ratio of medians, flagged only beyond the largest ratio of two repetitions.
 
 Each repetition's level is drawn around the configuration's (sd of a repetition: per
-configuration, from a scaled inverse chi-square, --machine SD:DF), iterations around
-it (sd 10 %). Benjamini-Hochberg at 0.05 over the 36 configurations for every method.
+configuration, from a scaled inverse chi-square), iterations around it (--machine
+SD:DF:ITER; a noisy machine 3 %, 8 df, iterations 10 %, and a quiet one 2 %, 20 df,
+iterations 2 %). Benjamini-Hochberg at 0.05 over the 36 configurations for every method.
 Reported: per A/A comparison the configurations flagged, the share of comparisons with any
 flag, and the per-test false-alarm rate at p < 0.05 (one-sided p of "slower" for the
 moderated t); the detection rate of a 10 % slowdown of
-one configuration whose repetitions have sd 2.5 % (128 iterations a run: its repetitions
-spread 4.8 % on average, <= 5 % in 58 % of draws), and of every
+one configuration whose repetitions have sd 2.5 % (128 iterations a run: on the noisy
+machine its repetitions spread 4.8 % on average, <= 5 % in 58 % of draws), and of every
 configuration of one framework (12; overall ratio for the moderated t, else share flagged).
 
     .venv/bin/python benchmarks/compare_methods.py [--trials 200] [--machine 0.03:8 ...]
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -39,16 +41,15 @@ from dlperf import compare_stats
 
 CONFIGS, REPS, FRAMEWORK = 36, 3, 12
 ITERATIONS = (8, 16, 32, 64, 128)
-ITER_SD = 0.10
 SLOWDOWN = math.log(1.10)
 QUIET_SD = 0.025
 ALPHA = 0.05
 DOC = Path(__file__).resolve().parents[1] / "docs" / "compare.md"
 
 
-def draw(rng, sd: float, prior_df: float, effects: np.ndarray, one_sd: float | None):
+def draw(rng, machine, effects: np.ndarray, one_sd: float | None):
     """Two studies' iteration times: per configuration a list of repetitions per study."""
-    sds = np.sqrt(prior_df * sd**2 / rng.chisquare(prior_df, size=CONFIGS))
+    sds = np.sqrt(machine.prior_df * machine.sd**2 / rng.chisquare(machine.prior_df, CONFIGS))
     if one_sd is not None:
         sds[0] = one_sd
     iters = rng.choice(ITERATIONS, size=CONFIGS)
@@ -59,7 +60,7 @@ def draw(rng, sd: float, prior_df: float, effects: np.ndarray, one_sd: float | N
         studies.append(
             [
                 [
-                    np.exp(rng.normal(shift[c] + rng.normal(0, sds[c]), ITER_SD, iters[c]))
+                    np.exp(rng.normal(shift[c] + rng.normal(0, sds[c]), machine.iter_sd, iters[c]))
                     for _ in range(REPS)
                 ]
                 for c in range(CONFIGS)
@@ -157,11 +158,25 @@ def _flagged_either_way(p: np.ndarray, one_sided: bool) -> np.ndarray:
     return _flagged(p) | _flagged(1.0 - p) if one_sided else _flagged(p)
 
 
-def evaluate(method, one_sided: bool, trials: int, sd: float, prior_df: float, seed: int) -> dict:
+@dataclass(frozen=True)
+class Machine:
+    sd: float  # typical sd of a repetition's log median
+    prior_df: float  # how little it varies over configurations
+    iter_sd: float  # sd of one iteration's log time around its repetition's level
+
+    @classmethod
+    def parse(cls, text: str) -> Machine:
+        return cls(*(float(v) for v in text.split(":")))
+
+    def __str__(self) -> str:
+        return f"{self.sd:.0%} ({self.prior_df:g}), iterations {self.iter_sd:.0%}"
+
+
+def evaluate(method, one_sided: bool, trials: int, machine: Machine, seed: int) -> dict:
     rng = np.random.default_rng(seed)
     a_a, any_flag, raw, one, group, group_share = [], [], [], [], [], []
     for _ in range(trials):
-        base, cand = draw(rng, sd, prior_df, np.zeros(CONFIGS), None)
+        base, cand = draw(rng, machine, np.zeros(CONFIGS), None)
         p, _, _ = method(base, cand, rng)
         flagged = _flagged_either_way(p, one_sided)
         a_a.append(flagged.sum())
@@ -169,12 +184,12 @@ def evaluate(method, one_sided: bool, trials: int, sd: float, prior_df: float, s
         raw.append(np.mean(p < 0.05))
         effects = np.zeros(CONFIGS)
         effects[0] = SLOWDOWN
-        base, cand = draw(rng, sd, prior_df, effects, QUIET_SD)
+        base, cand = draw(rng, machine, effects, QUIET_SD)
         p, ratios, _ = method(base, cand, rng)
         one.append(_flagged(p)[0] and ratios[0] > math.log(1.05))
         effects = np.zeros(CONFIGS)
         effects[:FRAMEWORK] = SLOWDOWN
-        base, cand = draw(rng, sd, prior_df, effects, None)
+        base, cand = draw(rng, machine, effects, None)
         p, ratios, overall = method(base, cand, rng)
         group_share.append(np.mean(_flagged(p)[:FRAMEWORK]))
         if overall is not None:
@@ -195,23 +210,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--machine",
         action="append",
-        help="SD:DF, typical sd of a repetition and its spread over configurations (prior "
-        "degrees of freedom); default 0.03:8 (noisy) and 0.02:20 (quiet)",
+        help="SD:DF:ITER, typical sd of a repetition, its spread over configurations (prior "
+        "degrees of freedom) and the sd of an iteration; default 0.03:8:0.1 (noisy) and "
+        "0.02:20:0.02 (quiet)",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--write-docs", action="store_true", help=f"write the table into {DOC}")
     args = parser.parse_args(argv)
     rows = []
-    for machine in args.machine or ["0.03:8", "0.02:20"]:
-        sd, prior_df = (float(v) for v in machine.split(":"))
+    for text in args.machine or ["0.03:8:0.1", "0.02:20:0.02"]:
+        machine = Machine.parse(text)
         for name, method in METHODS.items():
             trials = (
                 args.trials if name in ("moderated t (chosen)", "Welch t") else args.trials // 4
             )
-            result = evaluate(method, name in ONE_SIDED, trials, sd, prior_df, args.seed)
+            result = evaluate(method, name in ONE_SIDED, trials, machine, args.seed)
+            if method is before:  # flags, no p-values
+                result["A/A: p < 0.05 per test (promised 5 %)"] = "–"
             rows.append(
                 {
-                    "sd of a repetition (prior df)": f"{sd:.0%} ({prior_df:g})",
+                    "sd of a repetition (prior df), of an iteration": str(machine),
                     "method": name,
                     "trials": trials,
                     **result,
