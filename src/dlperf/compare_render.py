@@ -8,6 +8,7 @@ import pandas as pd
 from dlperf.compare import Comparison
 from dlperf.compare_history import History, trend_figure
 from dlperf.compare_stats import MAX_REPETITIONS
+from dlperf.tables import NOISY_FOREIGN_CPU
 
 TABLE_COLUMNS = {
     "configuration": "configuration",
@@ -143,7 +144,8 @@ def context(result: Comparison) -> dict:
         "flags": _model_rows(result.model_flags),
         "compared": len(result.rows),
         "unchanged": int((result.rows["verdict"] == "same").sum()),
-        "prior_df": "∞" if result.prior_df == float("inf") else f"{result.prior_df:.1f}",
+        "prior_df": f"{result.prior_df:.1f}",
+        "disturbed_above": f"{NOISY_FOREIGN_CPU:.0%}",
     }
 
 
