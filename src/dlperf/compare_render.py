@@ -82,6 +82,8 @@ def _group_rows(frame: pd.DataFrame, threshold: float) -> list[dict]:
     def verdict(row) -> str:
         if row.regression:
             return f"REGRESSION (slower by more than {threshold:.0%})"
+        if row.ratio > 1.0 + threshold:
+            return "inconclusive (above the threshold, not settled)"
         return {"slower": "slower", "faster": "faster"}.get(row.verdict, "no change found")
 
     return [
