@@ -336,6 +336,13 @@ def compare(baseline: StudyFiles, candidate: StudyFiles, settings: Settings) -> 
         empty = baseline.source if not base else candidate.source
         raise ValueError(f"{empty} has no successful run to compare; check its failures.csv")
     rows, groups, not_tested, prior_df = compare_configurations(base, cand, settings)
+    if rows.empty and not_tested:
+        raise ValueError(
+            f"no configuration of {baseline.source} and {candidate.source} could be tested: "
+            f"each has every run of one study disturbed by other programs (e.g. "
+            f"{not_tested[0].split(':')[0]}); measure again on a quiet machine, or compare "
+            "with --keep-disturbed"
+        )
     flags, notes = check_against_model(baseline, candidate, settings.model, settings.level)
     return Comparison(
         baseline=baseline.source,

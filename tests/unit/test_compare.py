@@ -243,3 +243,14 @@ def main_status(argv) -> int:
         return main(argv)
     except SystemExit as exc:
         return exc.code
+
+
+def test_studies_whose_every_run_was_disturbed_cannot_pass_the_gate(tmp_path, capsys):
+    disturbed = _records(seed=8)
+    for record in disturbed:
+        record["noise"] = {"foreign_cpu_fraction": 0.5}
+    a = _write_study(tmp_path / "a", _records(seed=9))
+    b = _write_study(tmp_path / "b", disturbed)
+    assert main(["compare", str(a), str(b)]) == 2
+    assert "no configuration" in capsys.readouterr().err
+    assert main(["compare", str(a), str(b), "--keep-disturbed"]) == 0
