@@ -1,9 +1,11 @@
-"""Which test should `dlperf compare` use? Four candidates on synthetic studies with known
+"""Which test should `dlperf compare` use? Five candidates on synthetic studies with known
 effects, shaped like the default study (36 configurations, 3 repetitions, 8-128 iterations a
 run):
 
 - moderated t (dlperf.compare_stats, chosen): repetitions' log medians, variances shrunk
-  towards a prior fitted over the configurations;
+  towards a prior fitted over the configurations whose scale follows the within-run
+  variance of the median;
+- moderated t without that trend (one scale for all configurations);
 - Welch's t-test on the repetitions' log medians, each configuration on its own;
 - hierarchical bootstrap: repetitions resampled, then iterations within each, ratio of the
   mean log medians; p-value from the bootstrap distribution (2000 resamples);
@@ -69,15 +71,22 @@ def draw(rng, machine, effects: np.ndarray, one_sd: float | None):
     return studies
 
 
-def moderated(base, cand, rng):
+def moderated(base, cand, rng, trend: bool = True):
     pairs = [
         (compare_stats.log_medians(b), compare_stats.log_medians(c))
         for b, c in zip(base, cand, strict=True)
     ]
-    tests, _ = compare_stats.compare_all(pairs, 0.95)
+    within = [compare_stats.within_run_variance(b + c) for b, c in zip(base, cand, strict=True)]
+    if not trend:
+        within = np.ones(len(pairs))  # nothing to follow: one scale for all
+    tests, _ = compare_stats.compare_all(pairs, np.array(within), 0.95)
     p = np.array([t.p_slower for t in tests])
     overall = compare_stats.combine(tests[:FRAMEWORK], 0.95)
     return p, np.array([t.log_ratio for t in tests]), overall
+
+
+def moderated_flat(base, cand, rng):
+    return moderated(base, cand, rng, trend=False)
 
 
 def welch(base, cand, rng):
@@ -139,9 +148,10 @@ def before(base, cand, rng, resamples=500):
     return np.where((adjusted < ALPHA) & beyond, 0.0, 1.0), np.array(ratios), None
 
 
-ONE_SIDED = {"moderated t (chosen)"}  # its p is that of "slower"; the others' two-sided
+ONE_SIDED = {"moderated t (chosen)", "moderated t, one scale"}  # p of "slower"
 METHODS = {
     "moderated t (chosen)": moderated,
+    "moderated t, one scale": moderated_flat,
     "Welch t": welch,
     "hierarchical bootstrap": hierarchical_bootstrap,
     "before (pooled iterations + spread)": before,

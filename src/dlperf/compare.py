@@ -301,7 +301,7 @@ def compare_configurations(
     """Rows (COLUMNS) of the configurations both studies measured, the groups, the
     configurations that could not be tested and why, and the prior's degrees of freedom."""
     keep = settings.keep_disturbed
-    described, pairs, not_tested = [], [], []
+    described, pairs, within, not_tested = [], [], [], []
     for key in sorted(set(base) & set(cand)):
         b, c = base[key].tested(keep), cand[key].tested(keep)
         if not b or not c:
@@ -318,12 +318,12 @@ def compare_configurations(
             }
         )
         pairs.append((compare_stats.log_medians(b), compare_stats.log_medians(c)))
-    tests, prior = compare_stats.compare_all(pairs, settings.confidence)
+        within.append(compare_stats.within_run_variance(b + c))
+    tests, prior_df = compare_stats.compare_all(pairs, np.array(within), settings.confidence)
     rows = pd.DataFrame(
         [{**d, **_tested_columns(t)} for d, t in zip(described, tests, strict=True)],
         columns=COLUMNS[: COLUMNS.index("p_slower") + 1],
     )
-    prior_df = prior.df if prior is not None else 0.0
     rows = _inconclusive(_verdicts(rows, settings), prior_df, settings)
     return rows.reindex(columns=COLUMNS), _groups(rows, tests, settings), not_tested, prior_df
 

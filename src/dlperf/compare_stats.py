@@ -5,9 +5,11 @@ throughout), so each repetition is summarised by the log of its median iteration
 Per configuration the candidate's and the baseline's repetitions are compared by a *moderated*
 t-test (empirical Bayes, Smyth 2004, as in limma): with three repetitions a study's own
 variance rests on two degrees of freedom, so every configuration's variance is shrunk towards
-a prior fitted to the variances of all configurations compared. The prior adds its degrees of
-freedom to each test. The ratio's interval comes from the same t distribution. Why this test
-and not Welch's or a bootstrap: docs/compare.md (measured by benchmarks/compare_detection.py).
+a prior fitted to the variances of all configurations compared. The prior's scale follows the
+configuration's within-run variance (iterations nested in repetitions: a median of few noisy
+iterations varies more from run to run), and it adds its degrees of freedom to each test.
+The ratio's interval comes from the same t distribution. Why this test and not Welch's or a
+bootstrap: docs/compare.md (measured by benchmarks/compare_methods.py).
 
 The overall ratio of a group of configurations (a framework, a network) is the geometric mean
 of their ratios; its standard error sums the configurations' (independent repetitions), its
@@ -48,32 +50,52 @@ def _trigamma_inverse(x: float) -> float:
 
 @dataclass(frozen=True)
 class Prior:
-    """The variance configurations share: scale ``variance`` with ``df`` degrees of freedom."""
+    """What the other configurations say of one configuration's variance: scale
+    ``variance`` with ``df`` degrees of freedom."""
 
     variance: float
     df: float
 
 
-def fit_prior(variances: np.ndarray, dfs: np.ndarray) -> Prior | None:
-    """The scaled inverse-chi-square prior of the sample variances (limma's fitFDist, by the
-    moments of their logs), its degrees of freedom at most the variances' together; None
-    when fewer than two have degrees of freedom."""
+def within_run_variance(reps: list[np.ndarray]) -> float:
+    """How much of a repetition's log median is chance within its run: the sampling variance
+    of a median of n iterations, (pi/2) sd^2 / n, sd of the log iteration times from their
+    median absolute deviation; the mean over ``reps``."""
+    variances = []
+    for times in reps:
+        logs = np.log(times)
+        sd = 1.4826 * float(np.median(np.abs(logs - np.median(logs))))
+        variances.append(math.pi / 2 * sd**2 / logs.size)
+    return float(np.mean(variances))
+
+
+def fit_priors(variances: np.ndarray, dfs: np.ndarray, covariate: np.ndarray) -> list[Prior] | None:
+    """Each configuration's prior: the scaled inverse-chi-square of the sample variances
+    (limma's fitFDist by the moments of their logs) whose scale follows ``covariate`` (a
+    straight line in it, as limma-trend: here the log within-run variance, so a configuration
+    with many quiet iterations is not shrunk towards noisy ones); one degrees of freedom for
+    all, at most the variances' together. None when fewer than two have degrees of freedom."""
     usable = (dfs > 0) & np.isfinite(variances)
     s2, d = variances[usable], dfs[usable]
     if s2.size < 2:
         return None
     # A variance of 0 (identical repetitions) has no log; keep it as a small one.
     floor = 1e-5 * float(np.median(s2)) if np.median(s2) > 0 else 1e-12
-    z = np.log(np.maximum(s2, floor))
-    e = z - special.digamma(d / 2) + np.log(d / 2)
-    mean = float(np.mean(e))
-    excess = float(np.var(e, ddof=1) - np.mean(special.polygamma(1, d / 2)))
+    e = np.log(np.maximum(s2, floor)) - special.digamma(d / 2) + np.log(d / 2)
+    trend = np.column_stack([np.ones(variances.size), covariate])
+    if s2.size < 4 or not np.ptp(covariate[usable]) > 0:
+        trend = trend[:, :1]  # too few, or nothing to follow: one scale for all
+    coef, *_ = np.linalg.lstsq(trend[usable], e, rcond=None)
+    residual = e - trend[usable] @ coef
+    spread = float(residual @ residual) / (s2.size - trend.shape[1])
+    excess = spread - float(np.mean(special.polygamma(1, d / 2)))
     # The prior knows no more than every variance together: its degrees of freedom are at
     # most theirs (limma lets them be infinite, which with a few dozen variances makes the
     # tests' tails too light).
     most = float(d.sum())
     df0 = min(2.0 * _trigamma_inverse(excess), most) if excess > 0 else most
-    return Prior(math.exp(mean + special.digamma(df0 / 2) - math.log(df0 / 2)), df0)
+    scale = np.exp(trend @ coef + special.digamma(df0 / 2) - math.log(df0 / 2))
+    return [Prior(float(v), df0) for v in scale]
 
 
 @dataclass(frozen=True)
@@ -138,15 +160,20 @@ def moderated_test(
 
 
 def compare_all(
-    pairs: list[tuple[np.ndarray, np.ndarray]], confidence: float
-) -> tuple[list[Tested], Prior | None]:
-    """Moderated tests of every configuration (baseline, candidate log medians), sharing one
-    prior fitted to all of them."""
+    pairs: list[tuple[np.ndarray, np.ndarray]], within: np.ndarray, confidence: float
+) -> tuple[list[Tested], float]:
+    """Moderated tests of every configuration (baseline, candidate log medians; ``within``
+    their within-run variances), with priors fitted to all of them; and the priors' degrees
+    of freedom (0 without a prior)."""
     fitted = [residual_variance(b, c) for b, c in pairs]
-    prior = fit_prior(
-        np.array([v for v, _ in fitted], float), np.array([d for _, d in fitted], float)
-    )
-    return [moderated_test(b, c, prior, confidence) for b, c in pairs], prior
+    variances = np.array([v for v, _ in fitted], float)
+    dfs = np.array([d for _, d in fitted], float)
+    covariate = np.log(np.maximum(np.asarray(within, float), 1e-300))
+    priors = fit_priors(variances, dfs, covariate)
+    if priors is None:
+        return [moderated_test(b, c, None, confidence) for b, c in pairs], 0.0
+    tests = [moderated_test(b, c, p, confidence) for (b, c), p in zip(pairs, priors, strict=True)]
+    return tests, priors[0].df
 
 
 def combine(tests: list[Tested], confidence: float) -> Tested:

@@ -13,6 +13,7 @@ from dlperf import compare_stats
 CONFIGS = 36  # the default study's configurations
 REPS = 3
 PRIOR = compare_stats.Prior(variance=0.03**2, df=8.0)  # sd of a repetition about 3%
+FLAT = np.ones(CONFIGS)  # every configuration's within-run variance alike
 
 
 def _sds(rng, k=CONFIGS):
@@ -33,11 +34,12 @@ def test_the_prior_is_recovered_from_many_variances():
     df = np.full(4000, 4.0)
     true = PRIOR.df * PRIOR.variance / rng.chisquare(PRIOR.df, size=df.size)
     sample = true * rng.chisquare(df) / df
-    prior = compare_stats.fit_prior(sample, df)
+    flat = np.zeros(df.size)
+    prior = compare_stats.fit_priors(sample, df, flat)[0]
     assert prior.variance == pytest.approx(PRIOR.variance, rel=0.1)
     assert prior.df == pytest.approx(PRIOR.df, rel=0.3)
     same = np.full(4000, PRIOR.variance) * rng.chisquare(df) / df
-    one = compare_stats.fit_prior(same, df)  # no excess spread: one variance, all the df
+    one = compare_stats.fit_priors(same, df, flat)[0]  # no excess spread: all the df
     assert one.df == df.sum() and one.variance == pytest.approx(PRIOR.variance, rel=0.05)
 
 
@@ -45,7 +47,7 @@ def test_false_alarms_and_interval_coverage_are_what_the_level_promises():
     rng = np.random.default_rng(1)
     p_values, covered, group_covered = [], [], []
     for _ in range(300):
-        tests, _ = compare_stats.compare_all(_trial(rng, np.zeros(CONFIGS)), 0.95)
+        tests, _ = compare_stats.compare_all(_trial(rng, np.zeros(CONFIGS)), FLAT, 0.95)
         p_values += [t.p_slower for t in tests]
         covered += [t.lo <= 1.0 <= t.hi for t in tests]
         overall = compare_stats.combine(tests[:12], 0.95)
@@ -64,7 +66,7 @@ def test_detection_rate_is_what_the_power_estimate_promises():
     for _ in range(400):
         pairs = _trial(rng, np.zeros(CONFIGS))
         pairs[0] = (rng.normal(0, sd, REPS), rng.normal(effect, sd, REPS))
-        tests, _ = compare_stats.compare_all(pairs, 0.95)
+        tests, _ = compare_stats.compare_all(pairs, FLAT, 0.95)
         found.append(tests[0].p_slower < 0.05)
     promised = compare_stats.power(effect, sd, REPS, PRIOR.df, 0.05)
     assert 0.6 < promised < 0.99  # a case where the rate says something
@@ -86,7 +88,7 @@ def test_a_slowdown_of_every_configuration_shows_in_the_geometric_mean():
     for _ in range(100):
         effects = np.zeros(CONFIGS)
         effects[:12] = math.log(1.05)
-        tests, _ = compare_stats.compare_all(_trial(rng, effects), 0.95)
+        tests, _ = compare_stats.compare_all(_trial(rng, effects), FLAT, 0.95)
         alone.append(np.mean([t.p_slower < 0.05 / CONFIGS for t in tests[:12]]))
         overall = compare_stats.combine(tests[:12], 0.95)
         together.append(overall.p_slower < 0.05 / 3 and overall.lo > 1.0)
@@ -96,7 +98,32 @@ def test_a_slowdown_of_every_configuration_shows_in_the_geometric_mean():
 
 def test_identical_studies_give_ratio_1_and_p_1():
     base = np.log([0.010, 0.011, 0.0105])
-    tests, _ = compare_stats.compare_all([(base, base.copy()), (base + 0.01, base + 0.01)], 0.95)
+    tests, _ = compare_stats.compare_all(
+        [(base, base.copy()), (base + 0.01, base + 0.01)], np.ones(2), 0.95
+    )
     assert all(t.log_ratio == 0.0 and t.p_slower == 0.5 for t in tests)
     overall = compare_stats.combine(tests, 0.95)
     assert overall.log_ratio == 0.0 and overall.p_slower == 0.5
+
+
+def test_the_prior_follows_the_within_run_variance():
+    """Half the configurations have medians of few noisy iterations (within-run variance 4x):
+    their prior is larger, that of the quiet ones smaller than one scale for all."""
+    rng = np.random.default_rng(4)
+    within = np.repeat([0.01**2, 0.04**2], 100)
+    true = PRIOR.variance + within
+    df = np.full(within.size, 4.0)
+    sample = true * rng.chisquare(df) / df
+    priors = compare_stats.fit_priors(sample, df, np.log(within))
+    quiet, noisy = priors[0].variance, priors[-1].variance
+    one_scale = compare_stats.fit_priors(sample, df, np.zeros(within.size))[0].variance
+    assert quiet < one_scale < noisy
+    assert quiet == pytest.approx(true[0], rel=0.25) and noisy == pytest.approx(true[-1], rel=0.25)
+
+
+def test_within_run_variance_is_that_of_a_median():
+    rng = np.random.default_rng(5)
+    reps = [np.exp(rng.normal(0.0, 0.1, 64)) for _ in range(400)]
+    medians = np.log([np.median(r) for r in reps])
+    estimate = compare_stats.within_run_variance(reps)
+    assert estimate == pytest.approx(np.var(medians), rel=0.2)
