@@ -339,7 +339,7 @@ def compare(baseline: StudyFiles, candidate: StudyFiles, settings: Settings) -> 
     if rows.empty and not_tested:
         raise ValueError(
             f"no configuration of {baseline.source} and {candidate.source} could be tested: "
-            f"each has every run of one study disturbed by other programs (e.g. "
+            f"every one had all its runs in one study disturbed by other programs (e.g. "
             f"{not_tested[0].split(':')[0]}); measure again on a quiet machine, or compare "
             "with --keep-disturbed"
         )
