@@ -55,7 +55,9 @@ def _p(value: float) -> str:
     return "–" if pd.isna(value) else f"{value:.2g}"
 
 
-def _needed(value) -> str:
+def _needed(value, rep_sd: float) -> str:
+    if pd.isna(rep_sd):  # one repetition per study and no other configuration to learn from
+        return "unknown: no spread of repetitions to judge by"
     return f"more than {MAX_REPETITIONS}" if pd.isna(value) else str(int(value))
 
 
@@ -72,7 +74,7 @@ def _table_rows(frame: pd.DataFrame, disturbed_left_out: bool) -> list[dict]:
             "runs": f"{row.baseline_reps} / {row.candidate_reps}",
             "baseline_median_s": _g(row.baseline_median_s),
             "candidate_median_s": _g(row.candidate_median_s),
-            "reps_needed": _needed(row.reps_needed),
+            "reps_needed": _needed(row.reps_needed, row.rep_sd),
         }
         for row in frame.itertuples(index=False)
     ]

@@ -254,3 +254,14 @@ def test_studies_whose_every_run_was_disturbed_cannot_pass_the_gate(tmp_path, ca
     assert main(["compare", str(a), str(b)]) == 2
     assert "no configuration" in capsys.readouterr().err
     assert main(["compare", str(a), str(b), "--keep-disturbed"]) == 0
+
+
+def test_one_repetition_per_study_is_compared_without_a_verdict(tmp_path):
+    a = _write_study(tmp_path / "a", _records(seed=10, reps=1))
+    b = _write_study(tmp_path / "b", _records(seed=11, slow_config=SLOW, factor=1.3, reps=1))
+    result = compare.compare(load_study(a), load_study(b), compare.Settings())
+    assert (result.rows["verdict"] == "same").all() and not result.failed
+    assert result.inconclusive["configuration"].tolist() == ["pytorch/mlp cpu n1 p2 b16 d512"]
+    assert "unknown: no spread of repetitions to judge by" in main_output(
+        ["compare", str(a), str(b)]
+    )
