@@ -265,3 +265,16 @@ def test_one_repetition_per_study_is_compared_without_a_verdict(tmp_path):
     assert "unknown: no spread of repetitions to judge by" in main_output(
         ["compare", str(a), str(b)]
     )
+
+
+def test_ten_percent_on_one_quiet_configuration_is_a_named_regression(tmp_path, capsys):
+    """Issue 27's target on a quiet machine: repetitions spreading <= 5 %, one configuration
+    10 % slower among six: exit 1, named."""
+    a = _write_study(tmp_path / "a", _records(seed=12, rep_sd=0.01))
+    b = _write_study(tmp_path / "b", _records(seed=13, slow_config=SLOW, factor=1.10, rep_sd=0.01))
+    result = compare.compare(load_study(a), load_study(b), compare.Settings())
+    slowed = result.rows.set_index("configuration").loc["pytorch/mlp cpu n1 p2 b16 d512"]
+    assert slowed["run_spread"] <= 0.05
+    assert result.regressions["configuration"].tolist() == ["pytorch/mlp cpu n1 p2 b16 d512"]
+    assert main(["compare", str(a), str(b)]) == 1
+    assert "pytorch/mlp cpu n1 p2 b16 d512" in capsys.readouterr().out.split("## Slower")[1]
