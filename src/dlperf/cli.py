@@ -392,11 +392,25 @@ def cmd_adaptive_replay(args: argparse.Namespace) -> int:
     summary = stages.adaptive_replay(args.timings, args.budget, settings, args.out)
     print(
         f"{summary['runs_used']} of {summary['runs_total']} runs in {summary['rounds']} rounds "
-        f"({summary['stop']}): MAPE {summary['mape_adaptive']:.3g}% adaptive, "
-        f"{summary['mape_random']:.3g}% random, {summary['mape_full']:.3g}% full grid "
+        f"({summary['stop']}): MAPE {_percent(summary['mape_adaptive'])} adaptive, "
+        f"{_percent(summary['mape_random'])} random, {_percent(summary['mape_full'])} full grid "
         f"-> {args.out}"
     )
+    if summary["mape_adaptive"] is None or summary["mape_random"] is None:
+        _warn(
+            "adaptive-replay",
+            [
+                f"--budget {args.budget:g} ({summary['budget_runs']} runs) is too few to fit the "
+                f"{summary['model']} model on every series, so its error is undefined; raise "
+                "--budget"
+            ],
+        )
     return 0
+
+
+def _percent(mape: float | None) -> str:
+    """A MAPE the replay could compute, or why not (a series the model cannot be fitted on)."""
+    return "undefined" if mape is None else f"{mape:.3g}%"
 
 
 def cmd_adaptive_round(args: argparse.Namespace) -> int:
