@@ -12,6 +12,7 @@ import dlperf.external
 import dlperf.planning
 import dlperf.provenance
 import dlperf.remeasure
+import dlperf.sweep_checks
 
 
 configfile: "config/config.yaml"
@@ -34,6 +35,14 @@ try:
         config, workflow.config_settings.overwrite_config
     )
     config = dlperf.config.validated(config)
+    if config["frameworks"] and dlperf.sweep_checks.is_local_run(workflow):
+        MACHINE_PROBLEMS = dlperf.sweep_checks.local_machine_problems(
+            config,
+            dlperf.bench.envinfo.available_cores(),
+            dlperf.sweep_checks.visible_gpus(),
+        )
+        if MACHINE_PROBLEMS:
+            raise dlperf.config.ConfigError("\n".join(MACHINE_PROBLEMS))
     EXTERNAL = config["external_timings"]
     EXTERNAL_FRAMEWORKS = dlperf.external.frameworks_in(EXTERNAL) if EXTERNAL else []
 except (dlperf.config.ConfigError, ValueError, FileNotFoundError) as error:

@@ -79,7 +79,7 @@ def number(low: float, high: float, what: str, high_open: bool = False) -> Calla
 def duration(text: str) -> str:
     """An argument type: a deadline in seconds, or with a unit (90m, 2h, 1d), checked here and
     kept as written (the command reads it with the same ``parse_duration``)."""
-    from dlperf.models.planning import parse_duration
+    from dlperf.durations import parse_duration
 
     try:
         seconds = parse_duration(text)

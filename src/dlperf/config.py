@@ -11,6 +11,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from dlperf import sweep_checks
 from dlperf.bench.spec import RunConfig
 
 
@@ -64,19 +65,9 @@ def validated(config: dict) -> dict:
             "invalid configuration: `frameworks` is empty and no `external_timings` is given, "
             "so there is nothing to benchmark or model. List a framework, or name a timings CSV."
         )
-    if not run_layouts(config):
-        raise ConfigError(
-            "invalid configuration: no (nodes, procs) pair is possible with "
-            f"nodes={config['nodes']} "
-            f"and procs={config['procs']}: procs must be a multiple of nodes (p/n workers per node)"
-            + (
-                f" of at most max_procs_per_node={config['max_procs_per_node']}"
-                if config.get("max_procs_per_node") is not None
-                else ""
-            )
-            + ". "
-            "Add a procs value that is a multiple of a nodes value."
-        )
+    problems = sweep_checks.value_problems(config)
+    if problems:
+        raise ConfigError("\n".join(f"invalid configuration: {p}" for p in problems))
     return config
 
 
