@@ -9,6 +9,7 @@ import dlperf.bench.envinfo
 import dlperf.config
 import dlperf.envs
 import dlperf.external
+import dlperf.failed_jobs
 import dlperf.planning
 import dlperf.provenance
 import dlperf.remeasure
@@ -106,3 +107,8 @@ rule all:
 
 
 include: "workflow/rules/archive.smk"
+
+
+onerror:
+    # Last, each failed job's own error line (above it: the job's inputs and command).
+    dlperf.failed_jobs.print_summary(log)
