@@ -13,10 +13,13 @@ import dlperf.failed_jobs
 import dlperf.planning
 import dlperf.provenance
 import dlperf.remeasure
+import dlperf.study_outputs
 import dlperf.sweep_checks
 
 
-configfile: "config/config.yaml"
+# The default configuration lives with the workflow, wherever the study's directory is
+# (`snakemake --directory <study>`, `make run STUDY=<study>`).
+configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 
 report: "workflow/report/workflow.rst"
@@ -107,6 +110,11 @@ rule all:
 
 
 include: "workflow/rules/archive.smk"
+
+
+onstart:
+    # Before any job: outputs of frameworks, networks or runs the config dropped go to history.
+    dlperf.study_outputs.retire_for_workflow("results", config)
 
 
 onerror:

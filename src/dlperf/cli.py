@@ -354,6 +354,15 @@ def cmd_write_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check_config(args: argparse.Namespace) -> int:
+    from dlperf import config as cfg
+
+    config = cfg.load(args.config, default=args.defaults)
+    runs = len(cfg.run_configs(config))
+    print(f"{args.config}: valid ({runs} benchmark runs in the sweep)")
+    return 0
+
+
 def cmd_archive(args: argparse.Namespace) -> int:
     from dlperf import archive
 
@@ -643,6 +652,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config-json", help="the config as JSON (what the workflow passes)")
     p.add_argument("--out", required=True, help="JSON file to write")
     p.set_defaults(func=cmd_write_config)
+
+    p = sub.add_parser(
+        "check-config",
+        help="check a config file before running it: YAML errors with file, line and column, "
+        "then every value that cannot run",
+    )
+    p.add_argument("config", help="the config file (as given to snakemake --configfile)")
+    p.add_argument(
+        "--defaults",
+        help="the config it is merged into, as the workflow does (config/config.yaml)",
+    )
+    p.set_defaults(func=cmd_check_config)
 
     p = sub.add_parser("archive", help="write one file holding the whole study, with checksums")
     p.add_argument("--results", default="results", help="the results directory (default: results)")
