@@ -93,9 +93,7 @@ def stale_outputs(results: str | os.PathLike, produced: Produced) -> list[Path]:
     return sorted(found)
 
 
-def retire(
-    results: str | os.PathLike, produced: Produced, stamp: str | None = None
-) -> list[Path]:
+def retire(results: str | os.PathLike, produced: Produced, stamp: str | None = None) -> list[Path]:
     """Move every stale output below ``results/history/retired/<stamp>/`` (its path below
     results kept); the new paths."""
     results = Path(results)
@@ -123,6 +121,4 @@ def retire_for_workflow(results: str, config: Mapping) -> None:
 
 def left_out(names: Iterable[str], produced: Produced, prefix: str = "results/") -> list[str]:
     """The names (``results/...``) of files the configuration does not produce."""
-    return [
-        n for n in names if n.startswith(prefix) and not produced.holds(n.removeprefix(prefix))
-    ]
+    return [n for n in names if n.startswith(prefix) and not produced.holds(n.removeprefix(prefix))]
