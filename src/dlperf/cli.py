@@ -279,6 +279,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     import pandas as pd
 
+    from dlperf import plan_output
+    from dlperf.durations import readable
     from dlperf.models.planning import cost_unit, parse_duration, plan
     from dlperf.models.prediction import extrapolation_warnings
 
@@ -320,9 +322,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     print(
         f"{artifact['framework']}/{network}, model {args.model_name}: "
         f"batch {args.batch_size}/worker, "
-        f"{data_size} samples x {epochs:g} epochs, deadline {deadline:g} s"
+        f"{data_size} samples x {epochs:g} epochs, deadline {readable(deadline)}"
     )
-    print(table[columns].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print(plan_output.table_text(table, choice, columns))
     chosen = choice if choice is not None else table.sort_values("total_time_s").iloc[0]
     layout = pd.DataFrame([chosen])[["nodes", "procs", "batch_size"]]
     _warn(
@@ -336,12 +338,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(
             f"no layout up to {args.max_procs} workers meets the deadline; the fastest is "
             f"{int(chosen['procs'])} workers on {int(chosen['nodes'])} node(s) at "
-            f"{chosen['total_time_s']:.4g} s. Raise --max-procs or the deadline."
+            f"{readable(chosen['total_time_s'])}. Raise --max-procs or the deadline."
         )
         return 1
     print(
         f"choice ({args.objective}): {int(choice['procs'])} workers on {int(choice['nodes'])} "
-        f"node(s): {choice['total_time_s']:.4g} s, {choice[cost]:.4g} {cost_label}"
+        f"node(s): {readable(choice['total_time_s'])}, {plan_output.number(choice[cost])} "
+        f"{cost_label}"
     )
     return 0
 

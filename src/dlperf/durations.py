@@ -20,3 +20,15 @@ def parse_duration(text: str) -> float:
     if seconds <= 0:
         raise ValueError(f"the deadline must be positive, got {text!r}")
     return seconds
+
+
+def readable(seconds: float) -> str:
+    """A duration as a reader takes it in: '45 s', '12.5 min', '10.3 h', '1,234 h' (never
+    '3.707e+04 s')."""
+    if seconds >= 3600 * 1000:
+        return f"{seconds / 3600:,.0f} h"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.3g} h"
+    if seconds >= 60:
+        return f"{seconds / 60:.3g} min"
+    return f"{seconds:.3g} s"

@@ -7,20 +7,13 @@ from __future__ import annotations
 import pandas as pd
 from markupsafe import Markup
 
+from dlperf.durations import readable as _hours
 from dlperf.models import InsufficientData
 
 from . import figures, findings
 from .markup import Section, esc, paragraph
 from .sections import fitted_curves
 from .study import Study
-
-
-def _hours(seconds: float) -> str:
-    if seconds >= 3600:
-        return f"{seconds / 3600:.3g} h"
-    if seconds >= 60:
-        return f"{seconds / 60:.3g} min"
-    return f"{seconds:.3g} s"
 
 
 def faster_or_slower(speedup: float) -> str:
