@@ -269,7 +269,6 @@ def test_artifact_check_accepts_a_real_artifact_and_names_the_damaged_field(arti
     assert "all_networks.models.generic_xnet.lambda is NaN" in message
 
 
-
 def test_artifact_check_refuses_an_edited_constant_a_deleted_term_and_text(artifact):
     def damaged(change):
         bad = copy.deepcopy(artifact)
@@ -291,6 +290,7 @@ def test_artifact_check_refuses_an_edited_constant_a_deleted_term_and_text(artif
     assert "networks.lenet.models.generic.terms[2].value is '0.5', not a number" in text
     text = damaged(lambda models: models["usl"]["constants"].update(sigma="high"))
     assert "networks.lenet.models.usl.constants.sigma is 'high', not a number" in text
+
 
 def test_the_report_stage_refuses_a_damaged_artifact(artifact, tmp_path):
     from dlperf import stages
