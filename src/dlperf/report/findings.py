@@ -16,6 +16,7 @@ from dlperf.models.prediction import extrapolation_warnings as extrapolation_war
 from dlperf.models.prediction import predict_rows
 from dlperf.tables import NOISY_FOREIGN_CPU
 
+from .scaling import Scaling, largest_scale  # noqa: F401 (the Summary's findings)
 from .study import Study
 
 # Which protocol's ranking stands for "the model to believe": the first one that ran.
@@ -31,34 +32,6 @@ COMMUNICATION_TERMS = (
 )
 INTERVAL_LEVEL = 0.9
 DEFAULT_PLAN_MAX_PROCS = 64
-
-
-@dataclass(frozen=True)
-class Scaling:
-    procs: int  # the largest measured worker count
-    base_procs: int  # the fewest workers measured with the same batch and data size
-    batch_size: int
-    data_size: int
-    speedup: float
-    efficiency: float
-
-
-def largest_scale(points: pd.DataFrame) -> list[Scaling]:
-    """Measured speed-up at the largest worker count, per batch size, at the largest data size
-    (where the fixed part of an epoch weighs least); best first."""
-    if points.empty:
-        return []
-    data = int(points["data_size"].max())
-    top = int(points["procs"].max())
-    found = []
-    for batch, group in points[points["data_size"] == data].groupby("batch_size", sort=True):
-        group = group.sort_values("procs")
-        if group["procs"].iloc[-1] != top or len(group) < 2:
-            continue
-        base = group.iloc[0]
-        speedup = float(base["epoch_time_s"] / group["epoch_time_s"].iloc[-1] * base["procs"])
-        found.append(Scaling(top, int(base["procs"]), int(batch), data, speedup, speedup / top))
-    return sorted(found, key=lambda s: (-s.speedup, s.batch_size))
 
 
 def reference_point(points: pd.DataFrame, scales: list[Scaling]) -> pd.Series:
