@@ -110,6 +110,7 @@ rule all:
 
 
 include: "workflow/rules/archive.smk"
+include: "workflow/rules/remeasure.smk"
 
 
 onstart:

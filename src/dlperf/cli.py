@@ -357,6 +357,17 @@ def cmd_write_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_forget_disturbed(args: argparse.Namespace) -> int:
+    from dlperf.disturbed_runs import forget_disturbed
+
+    records = forget_disturbed(args.timings, args.results, args.out)
+    print(
+        f"{len(records)} disturbed run(s) kept in {Path(args.results) / 'history'} and removed; "
+        "`make run` (or snakemake) measures exactly them again"
+    )
+    return 0
+
+
 def cmd_check_config(args: argparse.Namespace) -> int:
     from dlperf import config as cfg
 
@@ -655,6 +666,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config-json", help="the config as JSON (what the workflow passes)")
     p.add_argument("--out", required=True, help="JSON file to write")
     p.set_defaults(func=cmd_write_config)
+
+    p = sub.add_parser(
+        "forget-disturbed",
+        help="keep the records of the runs flagged disturbed in the history and remove them, "
+        "so that the workflow measures exactly those again",
+    )
+    p.add_argument("--timings", default="results/timings.csv", help="the study's timings table")
+    p.add_argument("--results", default="results", help="the results directory (default: results)")
+    p.add_argument("--out", help="JSON file listing the removed records (optional)")
+    p.set_defaults(func=cmd_forget_disturbed)
 
     p = sub.add_parser(
         "check-config",

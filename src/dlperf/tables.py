@@ -337,9 +337,31 @@ def read_timings(path: str | os.PathLike) -> pd.DataFrame:
     return frame
 
 
+def disturbed(timings: pd.DataFrame) -> pd.Series:
+    """Which runs were disturbed: other programs used more than :data:`NOISY_FOREIGN_CPU` of
+    the host's CPU during the timed epoch (False where it was not measured)."""
+    if "foreign_cpu_fraction" not in timings:
+        return pd.Series(False, index=timings.index)
+    return pd.to_numeric(timings["foreign_cpu_fraction"], errors="coerce") > NOISY_FOREIGN_CPU
+
+
+def left_out(timings: pd.DataFrame) -> pd.Series:
+    """Which runs the models leave out: the disturbed runs of every configuration that also has
+    an undisturbed repetition (its times say more about the neighbours than about the run). A
+    configuration measured only while disturbed keeps its runs: no point is better than a
+    flagged one only where another exists (the report warns about both)."""
+    flagged = disturbed(timings)
+    if not flagged.any():
+        return flagged
+    keys = [timings[k] for k in POINT_KEYS]
+    clean_in_config = (~flagged).groupby(keys, dropna=False).transform("any")
+    return flagged & clean_in_config
+
+
 def to_points(timings: pd.DataFrame) -> pd.DataFrame:
     """One row per measured configuration: median and quartiles of epoch time over repetitions,
-    and their spread (``rep_ape``)."""
+    and their spread (``rep_ape``); disturbed runs are left out (:func:`left_out`)."""
+    timings = timings[~left_out(timings)]
     if timings.empty:
         return pd.DataFrame(
             columns=POINT_KEYS

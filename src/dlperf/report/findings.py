@@ -14,8 +14,8 @@ from dlperf.models.generic import TERMS
 from dlperf.models.planning import parse_duration, plan
 from dlperf.models.prediction import extrapolation_warnings as extrapolation_warnings_at
 from dlperf.models.prediction import predict_rows
-from dlperf.tables import NOISY_FOREIGN_CPU
 
+from . import disturbed
 from .scaling import Scaling, largest_scale  # noqa: F401 (the Summary's findings)
 from .study import Study
 
@@ -240,17 +240,6 @@ def planning_answer(study: Study, framework: str, network: str, model: str) -> P
     )
 
 
-def _config_label(row) -> str:
-    return f"n{row.nodes} p{row.procs} b{row.batch_size} d{row.data_size} r{row.rep}"
-
-
-def noisy_runs(timings: pd.DataFrame) -> pd.DataFrame:
-    """Runs during whose epoch other programs used much of the host's CPU."""
-    if "foreign_cpu_fraction" not in timings:
-        return timings.iloc[0:0]
-    return timings[timings["foreign_cpu_fraction"] > NOISY_FOREIGN_CPU]
-
-
 def extrapolation_warnings(answer: PlanAnswer | None) -> list[str]:
     """Every place the Summary's answers rest on a model outside its measurements."""
     if answer is None or not answer.extrapolated:
@@ -264,17 +253,7 @@ def extrapolation_warnings(answer: PlanAnswer | None) -> list[str]:
 
 def warnings(study: Study, framework: str, network: str, answer: PlanAnswer | None) -> list[str]:
     """The warnings that matter for this network: noisy runs, failed runs, extrapolation."""
-    found = []
-    timings = study.timings_of(framework, network)
-    noisy = noisy_runs(timings)
-    if not noisy.empty:
-        names = ", ".join(_config_label(r) for r in noisy.head(6).itertuples(index=False))
-        more = f" and {len(noisy) - 6} more" if len(noisy) > 6 else ""
-        found.append(
-            f"{len(noisy)} of {len(timings)} runs were disturbed: other programs used more than "
-            f"{NOISY_FOREIGN_CPU:.0%} of the host's CPU during the timed epoch ({names}{more}); "
-            "re-run them on a quiet machine."
-        )
+    found = disturbed.warnings(study.timings_of(framework, network))
     failed = study.failures_of(framework, network)
     if not failed.empty:
         statuses = failed["status"].value_counts().sort_index()

@@ -98,9 +98,11 @@ def _oversubscribed(timings: pd.DataFrame) -> list[str]:
         return []
     per_node = timings["procs"] / timings["nodes"]
     cores = pd.to_numeric(timings["cores_per_node"], errors="coerce")
-    gpus = timings["gpu_names"].fillna("").astype(str).map(lambda text: text.count(";") + 1)
+    # gpu_names: the host's GPUs joined by ";" (empty, or read as NaN, on CPU runs).
+    names = timings["gpu_names"].astype(object).where(timings["gpu_names"].notna(), "")
+    gpus = names.astype(str).map(lambda text: text.count(";") + 1 if text else float("nan"))
     cuda = timings["device"] == "cuda"
-    limit = gpus.where(cuda & (timings["gpu_names"].fillna("") != ""), cores.where(~cuda))
+    limit = gpus.where(cuda, cores)
     beyond = per_node > limit
     if not beyond.any():
         return []
