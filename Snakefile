@@ -4,11 +4,11 @@ import json
 import os
 import sys
 
-import dlperf.adaptive.sweep
+import dlperf.adaptive.rounds
 import dlperf.bench.envinfo
+import dlperf.cluster
 import dlperf.config
 import dlperf.envs
-import dlperf.external
 import dlperf.failed_jobs
 import dlperf.planning
 import dlperf.provenance
@@ -39,7 +39,7 @@ try:
         config, workflow.config_settings.overwrite_config
     )
     config = dlperf.config.validated(config)
-    if config["frameworks"] and dlperf.sweep_checks.is_local_run(workflow):
+    if config["frameworks"] and dlperf.cluster.is_local_run(workflow):
         MACHINE_PROBLEMS = dlperf.sweep_checks.local_machine_problems(
             config,
             dlperf.bench.envinfo.available_cores(),
@@ -48,7 +48,7 @@ try:
         if MACHINE_PROBLEMS:
             raise dlperf.config.ConfigError("\n".join(MACHINE_PROBLEMS))
     EXTERNAL = config["external_timings"]
-    EXTERNAL_FRAMEWORKS = dlperf.external.frameworks_in(EXTERNAL) if EXTERNAL else []
+    EXTERNAL_FRAMEWORKS = dlperf.study_outputs.external_frameworks(config)
 except (dlperf.config.ConfigError, ValueError, FileNotFoundError) as error:
     raise WorkflowError(str(error)) from None
 

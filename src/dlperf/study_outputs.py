@@ -49,10 +49,8 @@ class Produced:
         external = config.get("external_timings")
         modelled = benchmarked
         if external:
-            from dlperf.external import frameworks_in
-
             readable = Path(external).is_file()
-            modelled = benchmarked | frozenset(frameworks_in(external)) if readable else None
+            modelled = benchmarked | frozenset(external_frameworks(config)) if readable else None
         return cls(records, benchmarked, modelled)
 
     def holds(self, relative: str) -> bool:
@@ -74,6 +72,16 @@ class Produced:
         if relative in OWN_TABLES:
             return bool(self.benchmarked)
         return True
+
+
+def external_frameworks(config: Mapping) -> list[str]:
+    """The frameworks of the config's external timings (none without them). pandas is
+    imported only here, when there is a CSV to read: the Snakefile calls this as it loads."""
+    if not config.get("external_timings"):
+        return []
+    from dlperf.external import frameworks_in
+
+    return frameworks_in(config["external_timings"])
 
 
 def stale_outputs(results: str | os.PathLike, produced: Produced) -> list[Path]:

@@ -123,10 +123,3 @@ def local_machine_problems(config: Mapping, cores: int, gpus: int) -> list[str]:
             f"{cores}, or run on a cluster (snakemake --profile slurm)"
         ]
     return []
-
-
-def is_local_run(workflow) -> bool:
-    """True for the Snakemake process that plans a run on this machine: not a job's own
-    process, and no ``--jobs`` (a cluster executor needs it; a local run gives ``--cores``)."""
-    main_process = not (workflow.remote_exec or workflow.subprocess_exec)
-    return main_process and workflow.resource_settings.nodes is None
