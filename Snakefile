@@ -62,14 +62,8 @@ TIMINGS = (["results/timings.csv"] if FRAMEWORKS else []) + (
 ENVS_DIR = os.path.join(workflow.basedir, config["envs_dir"])
 # Per stage, a digest of the library code it runs (its import closure): a rule re-runs when
 # its code changes. The benchmark's is per framework.
-CODE = {
-    stage: dlperf.provenance.code_digest(stage)
-    for stage in dlperf.provenance.STAGE_ENTRIES
-}
-BENCH_CODE = {
-    framework: dlperf.provenance.code_digest("bench", framework)
-    for framework in FRAMEWORKS
-}
+CODE = dlperf.provenance.workflow_code_digests(FRAMEWORKS)
+BENCH_CODE = {framework: CODE[f"bench:{framework}"] for framework in FRAMEWORKS}
 # Every run record names the workflow's commit, wherever the jobs run (their working
 # directory need not be inside the repository).
 WORKFLOW_COMMIT = dlperf.bench.envinfo.git_commit(workflow.basedir)
