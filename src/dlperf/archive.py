@@ -30,7 +30,7 @@ from typing import BinaryIO
 import dlperf
 from dlperf.bench.envinfo import git_commit
 from dlperf.io import atomic_path, dumps_json, read_json
-from dlperf.study_outputs import Produced, left_out
+from dlperf.study_outputs import Produced, not_the_configs
 
 MANIFEST = "ro-crate-metadata.json"
 CONFIG = "config.json"
@@ -397,32 +397,10 @@ def verify(path: str | os.PathLike, rerun: bool = False) -> Verification:
             result.problems += [
                 f"{name}: missing (every study has it)" for name in required_members(config, listed)
             ]
-            result.problems += _not_the_configs(config, listed)
+            result.problems += not_the_configs(config, listed)
         if rerun and result.ok:
             _rerun_and_compare(root, config, parts, result)
     return result
-
-
-def _not_the_configs(config: dict, names: set[str]) -> list[str]:
-    """Run records and per-framework files that are not those of the archived configuration:
-    records of another sweep packed under this config.json, or a record of it missing."""
-    from dlperf.config import ConfigError, validated
-
-    try:
-        produced = Produced.of(validated(config))
-    except (ConfigError, ValueError, FileNotFoundError) as exc:
-        return [f"{CONFIG}: not a configuration this dlperf can run ({exc})"]
-    problems = [
-        f"{name}: not an output of the archived configuration (config.json)"
-        for name in sorted(left_out(names, produced))
-    ]
-    if not config.get("adaptive", {}).get("enabled"):  # an adaptive sweep measures part of it
-        records = {n.removeprefix("results/") for n in names if n.startswith("results/runs/")}
-        problems += [
-            f"results/{name}: missing (a run of the archived configuration)"
-            for name in sorted(produced.records - records)
-        ]
-    return problems
 
 
 def _rerun_and_compare(

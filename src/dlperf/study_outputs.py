@@ -127,6 +127,26 @@ def retire_for_workflow(results: str, config: Mapping) -> None:
         )
 
 
-def left_out(names: Iterable[str], produced: Produced, prefix: str = "results/") -> list[str]:
+def not_produced(names: Iterable[str], produced: Produced, prefix: str = "results/") -> list[str]:
     """The names (``results/...``) of files the configuration does not produce."""
     return [n for n in names if n.startswith(prefix) and not produced.holds(n.removeprefix(prefix))]
+
+
+def not_the_configs(config: dict, names: set[str]) -> list[str]:
+    """Run records and per-framework files that are not those of the archived configuration:
+    records of another sweep packed under this config.json, or a record of it missing."""
+    try:
+        produced = Produced.of(cfg.validated(config))
+    except (cfg.ConfigError, ValueError, FileNotFoundError) as exc:
+        return [f"config.json: not a configuration this dlperf can run ({exc})"]
+    problems = [
+        f"{name}: not an output of the archived configuration (config.json)"
+        for name in sorted(not_produced(names, produced))
+    ]
+    if not config.get("adaptive", {}).get("enabled"):  # an adaptive sweep measures part of it
+        records = {n.removeprefix("results/") for n in names if n.startswith("results/runs/")}
+        problems += [
+            f"results/{name}: missing (a run of the archived configuration)"
+            for name in sorted(produced.records - records)
+        ]
+    return problems
