@@ -2,7 +2,12 @@
 PYTHON ?= python3
 VENV ?= .venv
 CORES ?= $(shell nproc 2>/dev/null || echo 2)
-# Extra arguments for snakemake, e.g. `make run SNAKEMAKE_ARGS="--configfile config/my.yaml"`.
+# The study's directory: its results/ and logs/ go below it (default: this checkout).
+STUDY ?= .
+# The study's config file, merged into config/config.yaml and checked before anything runs;
+# without it, <STUDY>/config.yaml when the study has one, else the default config alone.
+CONFIG ?= $(wildcard $(STUDY)/config.yaml)
+# Extra arguments for snakemake, e.g. `make run SNAKEMAKE_ARGS="--forcerun report"`.
 SNAKEMAKE_ARGS ?=
 # Extra arguments for pytest, e.g. `make test PYTEST_ARGS="-m 'not slow'"`.
 PYTEST_ARGS ?=
@@ -25,8 +30,11 @@ $(STAMP): pyproject.toml
 	touch $@
 
 run: setup
-	$(BIN)/snakemake --cores $(CORES) $(SNAKEMAKE_ARGS)
-	@echo "Report: $(abspath results/report/index.html)"
+	$(if $(CONFIG),$(BIN)/dlperf check-config $(CONFIG) --defaults config/config.yaml)
+	mkdir -p $(STUDY)
+	$(BIN)/snakemake --snakefile $(abspath Snakefile) --directory $(STUDY) --cores $(CORES) \
+		$(if $(CONFIG),--configfile $(abspath $(CONFIG))) $(SNAKEMAKE_ARGS)
+	@echo "Report: $(abspath $(STUDY)/results/report/index.html)"
 
 test: setup
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

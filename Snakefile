@@ -4,17 +4,22 @@ import json
 import os
 import sys
 
-import dlperf.adaptive.sweep
+import dlperf.adaptive.rounds
 import dlperf.bench.envinfo
+import dlperf.cluster
 import dlperf.config
 import dlperf.envs
-import dlperf.external
+import dlperf.failed_jobs
 import dlperf.planning
 import dlperf.provenance
 import dlperf.remeasure
+import dlperf.study_outputs
+import dlperf.sweep_checks
 
 
-configfile: "config/config.yaml"
+# The default configuration lives with the workflow, wherever the study's directory is
+# (`snakemake --directory <study>`, `make run STUDY=<study>`).
+configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 
 report: "workflow/report/workflow.rst"
@@ -34,8 +39,16 @@ try:
         config, workflow.config_settings.overwrite_config
     )
     config = dlperf.config.validated(config)
+    if config["frameworks"] and dlperf.cluster.is_local_run(workflow):
+        MACHINE_PROBLEMS = dlperf.sweep_checks.local_machine_problems(
+            config,
+            dlperf.bench.envinfo.available_cores(),
+            dlperf.sweep_checks.visible_gpus(),
+        )
+        if MACHINE_PROBLEMS:
+            raise dlperf.config.ConfigError("\n".join(MACHINE_PROBLEMS))
     EXTERNAL = config["external_timings"]
-    EXTERNAL_FRAMEWORKS = dlperf.external.frameworks_in(EXTERNAL) if EXTERNAL else []
+    EXTERNAL_FRAMEWORKS = dlperf.study_outputs.external_frameworks(config)
 except (dlperf.config.ConfigError, ValueError, FileNotFoundError) as error:
     raise WorkflowError(str(error)) from None
 
@@ -49,14 +62,8 @@ TIMINGS = (["results/timings.csv"] if FRAMEWORKS else []) + (
 ENVS_DIR = os.path.join(workflow.basedir, config["envs_dir"])
 # Per stage, a digest of the library code it runs (its import closure): a rule re-runs when
 # its code changes. The benchmark's is per framework.
-CODE = {
-    stage: dlperf.provenance.code_digest(stage)
-    for stage in dlperf.provenance.STAGE_ENTRIES
-}
-BENCH_CODE = {
-    framework: dlperf.provenance.code_digest("bench", framework)
-    for framework in FRAMEWORKS
-}
+CODE = dlperf.provenance.workflow_code_digests(FRAMEWORKS)
+BENCH_CODE = {framework: CODE[f"bench:{framework}"] for framework in FRAMEWORKS}
 # Every run record names the workflow's commit, wherever the jobs run (their working
 # directory need not be inside the repository).
 WORKFLOW_COMMIT = dlperf.bench.envinfo.git_commit(workflow.basedir)
@@ -97,3 +104,14 @@ rule all:
 
 
 include: "workflow/rules/archive.smk"
+include: "workflow/rules/remeasure.smk"
+
+
+onstart:
+    # Before any job: outputs of frameworks, networks or runs the config dropped go to history.
+    dlperf.study_outputs.retire_for_workflow("results", config)
+
+
+onerror:
+    # Last, each failed job's own error line (above it: the job's inputs and command).
+    dlperf.failed_jobs.print_summary(log)

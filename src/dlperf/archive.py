@@ -30,6 +30,7 @@ from typing import BinaryIO
 import dlperf
 from dlperf.bench.envinfo import git_commit
 from dlperf.io import atomic_path, dumps_json, read_json
+from dlperf.study_outputs import Produced, not_the_configs
 
 MANIFEST = "ro-crate-metadata.json"
 CONFIG = "config.json"
@@ -128,9 +129,9 @@ def _model_names(artifact: dict) -> set[str]:
     return {name for group in groups for name in group.get("models", {})}
 
 
-def _check_config_matches(results: Path, config: dict) -> None:
+def _check_config_matches(artifacts: list[Path], config: dict) -> None:
     """Refuse a config that is not the one the study's models were fitted with."""
-    for path in sorted((results / "models").glob("*.json")):
+    for path in sorted(artifacts):
         artifact = read_json(path)
         fitted = _model_names(artifact)
         if artifact.get("seed") != config["seed"] or (fitted and fitted != set(config["models"])):
@@ -200,7 +201,13 @@ def create(results: str | os.PathLike, config: dict, out: str | os.PathLike) -> 
     """Write the archive of the study below ``results``, run with ``config``, to ``out``;
     return its manifest."""
     results = Path(results)
-    sources = {f"results/{p.relative_to(results).as_posix()}": p for p in collect(results)}
+    produced = Produced.of(config)
+    # Only the study's own files: outputs of runs or frameworks the config dropped are not its.
+    sources = {
+        f"results/{relative}": p
+        for p in collect(results)
+        if produced.holds(relative := p.relative_to(results).as_posix())
+    }
     external = config.get("external_timings")
     if external:
         # Measurements made elsewhere are part of the study: without them nothing reproduces.
@@ -211,7 +218,9 @@ def create(results: str | os.PathLike, config: dict, out: str | os.PathLike) -> 
             f"{results} is not a finished study: {', '.join(missing)} missing. Run the workflow "
             "to the end (make run, or snakemake with the study's --configfile) before archiving it"
         )
-    _check_config_matches(results, config)
+    _check_config_matches(
+        [path for name, path in sources.items() if name.startswith("results/models/")], config
+    )
     config_bytes = dumps_json(config).encode()
     parts = {name: _hash_file(path) for name, path in sources.items()}
     parts[CONFIG] = (hashlib.sha256(config_bytes).hexdigest(), len(config_bytes))
@@ -388,6 +397,7 @@ def verify(path: str | os.PathLike, rerun: bool = False) -> Verification:
             result.problems += [
                 f"{name}: missing (every study has it)" for name in required_members(config, listed)
             ]
+            result.problems += not_the_configs(config, listed)
         if rerun and result.ok:
             _rerun_and_compare(root, config, parts, result)
     return result

@@ -78,7 +78,7 @@ def number(
 def duration(text: str) -> str:
     """An argument type: a deadline in seconds, or with a unit (90m, 2h, 1d), checked here and
     kept as written (the command reads it with the same ``parse_duration``)."""
-    from dlperf.models.planning import parse_duration
+    from dlperf.durations import parse_duration
 
     try:
         seconds = parse_duration(text)

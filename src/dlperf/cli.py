@@ -279,6 +279,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     import pandas as pd
 
+    from dlperf import plan_output
+    from dlperf.durations import readable
     from dlperf.models.planning import cost_unit, parse_duration, plan
     from dlperf.models.prediction import extrapolation_warnings
 
@@ -320,9 +322,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     print(
         f"{artifact['framework']}/{network}, model {args.model_name}: "
         f"batch {args.batch_size}/worker, "
-        f"{data_size} samples x {epochs:g} epochs, deadline {deadline:g} s"
+        f"{data_size} samples x {epochs:g} epochs, deadline {readable(deadline)}"
     )
-    print(table[columns].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print(plan_output.table_text(table, choice, columns))
     chosen = choice if choice is not None else table.sort_values("total_time_s").iloc[0]
     layout = pd.DataFrame([chosen])[["nodes", "procs", "batch_size"]]
     _warn(
@@ -336,12 +338,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(
             f"no layout up to {args.max_procs} workers meets the deadline; the fastest is "
             f"{int(chosen['procs'])} workers on {int(chosen['nodes'])} node(s) at "
-            f"{chosen['total_time_s']:.4g} s. Raise --max-procs or the deadline."
+            f"{readable(chosen['total_time_s'])}. Raise --max-procs or the deadline."
         )
         return 1
     print(
         f"choice ({args.objective}): {int(choice['procs'])} workers on {int(choice['nodes'])} "
-        f"node(s): {choice['total_time_s']:.4g} s, {choice[cost]:.4g} {cost_label}"
+        f"node(s): {readable(choice['total_time_s'])}, {plan_output.number(choice[cost])} "
+        f"{cost_label}"
     )
     return 0
 
@@ -351,6 +354,26 @@ def cmd_write_config(args: argparse.Namespace) -> int:
 
     atomic_write_json(args.out, _config_sections(args))
     print(f"the effective configuration -> {args.out}")
+    return 0
+
+
+def cmd_forget_disturbed(args: argparse.Namespace) -> int:
+    from dlperf.disturbed_runs import forget_disturbed
+
+    records = forget_disturbed(args.timings, args.results, args.out)
+    print(
+        f"{len(records)} disturbed run(s) kept in {Path(args.results) / 'history'} and removed; "
+        "`make run` (or snakemake) measures exactly them again"
+    )
+    return 0
+
+
+def cmd_check_config(args: argparse.Namespace) -> int:
+    from dlperf import config as cfg
+
+    config = cfg.load(args.config, default=args.defaults)
+    runs = len(cfg.run_configs(config))
+    print(f"{args.config}: valid ({runs} benchmark runs in the sweep)")
     return 0
 
 
@@ -392,11 +415,25 @@ def cmd_adaptive_replay(args: argparse.Namespace) -> int:
     summary = stages.adaptive_replay(args.timings, args.budget, settings, args.out)
     print(
         f"{summary['runs_used']} of {summary['runs_total']} runs in {summary['rounds']} rounds "
-        f"({summary['stop']}): MAPE {summary['mape_adaptive']:.3g}% adaptive, "
-        f"{summary['mape_random']:.3g}% random, {summary['mape_full']:.3g}% full grid "
+        f"({summary['stop']}): MAPE {_percent(summary['mape_adaptive'])} adaptive, "
+        f"{_percent(summary['mape_random'])} random, {_percent(summary['mape_full'])} full grid "
         f"-> {args.out}"
     )
+    if summary["mape_adaptive"] is None or summary["mape_random"] is None:
+        _warn(
+            "adaptive-replay",
+            [
+                f"--budget {args.budget:g} ({summary['budget_runs']} runs) is too few to fit the "
+                f"{summary['model']} model on every series, so its error is undefined; raise "
+                "--budget"
+            ],
+        )
     return 0
+
+
+def _percent(mape: float | None) -> str:
+    """A MAPE the replay could compute, or why not (a series the model cannot be fitted on)."""
+    return "undefined" if mape is None else f"{mape:.3g}%"
 
 
 def cmd_adaptive_round(args: argparse.Namespace) -> int:
@@ -644,6 +681,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config-json", help="the config as JSON (what the workflow passes)")
     p.add_argument("--out", required=True, help="JSON file to write")
     p.set_defaults(func=cmd_write_config)
+
+    p = sub.add_parser(
+        "forget-disturbed",
+        help="keep the records of the runs flagged disturbed in the history and remove them, "
+        "so that the workflow measures exactly those again",
+    )
+    p.add_argument("--timings", default="results/timings.csv", help="the study's timings table")
+    p.add_argument("--results", default="results", help="the results directory (default: results)")
+    p.add_argument("--out", help="JSON file listing the removed records (optional)")
+    p.set_defaults(func=cmd_forget_disturbed)
+
+    p = sub.add_parser(
+        "check-config",
+        help="check a config file before running it: YAML errors with file, line and column, "
+        "then every value that cannot run",
+    )
+    p.add_argument("config", help="the config file (as given to snakemake --configfile)")
+    p.add_argument(
+        "--defaults",
+        help="the config it is merged into, as the workflow does (config/config.yaml)",
+    )
+    p.set_defaults(func=cmd_check_config)
 
     p = sub.add_parser("archive", help="write one file holding the whole study, with checksums")
     p.add_argument("--results", default="results", help="the results directory (default: results)")

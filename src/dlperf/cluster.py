@@ -186,6 +186,31 @@ def runs_on_slurm(workflow) -> bool:
     return launcher(name, step) == "srun"
 
 
+def is_local_run(workflow) -> bool:
+    """True for the Snakemake process that plans a run on this machine: not a job's own
+    process, and no ``--jobs`` (a cluster executor needs it, as the Slurm profile gives it; a
+    local run gives ``--cores``). Known while the Snakefile loads, unlike the executor."""
+    main_process = not (workflow.remote_exec or workflow.subprocess_exec)
+    return main_process and workflow.resource_settings.nodes is None
+
+
+def local_launch(config: Mapping) -> str:
+    """``dlperf bench``'s launch options on a local run (see :func:`bench_launch`)."""
+    return shlex.join(["--launcher", "auto", "--threads-per-proc", str(config["threads_per_proc"])])
+
+
+def rule_resources(config: Mapping, layouts: list[tuple[int, int]], workflow) -> dict:
+    """The bench rule's resources. Where a cluster reads them, each is sized per job
+    (:func:`sweep_resource`, :func:`bench_launch`). A local run ignores them (every job gets the
+    machine): plain values there, those of the sweep's largest layout, since Snakemake's work
+    per job and resource function was a third of planning a large sweep."""
+    if not is_local_run(workflow):
+        sized = {name: sweep_resource(name, config, layouts) for name in RESOURCE_NAMES}
+        return sized | {"launch": bench_launch(config, workflow)}
+    nodes, procs = max(layouts, key=lambda layout: (layout[1], layout[0]))
+    return bench_resources(nodes, procs, config) | {"launch": local_launch(config)}
+
+
 def bench_launch(config: Mapping, workflow):
     """A resource function for the bench rule: ``dlperf bench``'s ``--launcher`` and
     ``--threads-per-proc`` options, read when the job is planned (after the executor is
@@ -203,7 +228,7 @@ def bench_launch(config: Mapping, workflow):
         if runs_on_slurm(workflow):
             launcher, threads = "srun", cpus_per_proc(config)
         else:
-            launcher, threads = "auto", config["threads_per_proc"]
+            return local_launch(config)
         return shlex.join(["--launcher", launcher, "--threads-per-proc", str(threads)])
 
     resource.__name__ = "bench_launch"

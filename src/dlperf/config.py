@@ -11,6 +11,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from dlperf import sweep_checks
 from dlperf.bench.spec import RunConfig
 
 
@@ -64,19 +65,9 @@ def validated(config: dict) -> dict:
             "invalid configuration: `frameworks` is empty and no `external_timings` is given, "
             "so there is nothing to benchmark or model. List a framework, or name a timings CSV."
         )
-    if not run_layouts(config):
-        raise ConfigError(
-            "invalid configuration: no (nodes, procs) pair is possible with "
-            f"nodes={config['nodes']} "
-            f"and procs={config['procs']}: procs must be a multiple of nodes (p/n workers per node)"
-            + (
-                f" of at most max_procs_per_node={config['max_procs_per_node']}"
-                if config.get("max_procs_per_node") is not None
-                else ""
-            )
-            + ". "
-            "Add a procs value that is a multiple of a nodes value."
-        )
+    problems = sweep_checks.value_problems(config)
+    if problems:
+        raise ConfigError("\n".join(f"invalid configuration: {p}" for p in problems))
     return config
 
 
@@ -106,14 +97,48 @@ def with_minimal_sweep(sections: dict) -> dict:
     return {"batch_sizes": [1], "data_sizes": [1], **sections}
 
 
-def load(path: str | Path) -> dict:
+def read_yaml(path: str | Path) -> dict:
+    """A config file's mapping; ConfigError naming the file, and the line and column of a
+    YAML error, otherwise."""
     try:
         with open(path, encoding="utf-8") as fh:
             data = yaml.safe_load(fh) or {}
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist") from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        raise ConfigError(
+            f"{where}: not valid YAML ({exc.problem or exc.context}); fix the file there"
+        ) from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
+        raise ConfigError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{path}: not a configuration (a YAML mapping of keys); see config/config.yaml"
+        )
+    return data
+
+
+def merged(default: dict, user: dict) -> dict:
+    """``user`` merged into ``default`` key by key, as Snakemake merges a ``--configfile`` into
+    the Snakefile's config (then :func:`with_user_choices`)."""
+
+    def update(base: dict, extra: dict) -> dict:
+        out = copy.deepcopy(base)
+        for key, value in extra.items():
+            both = isinstance(value, dict) and isinstance(out.get(key), dict)
+            out[key] = update(out[key], value) if both else copy.deepcopy(value)
+        return out
+
+    return with_user_choices(update(default, user), user)
+
+
+def load(path: str | Path, default: str | Path | None = None) -> dict:
+    """The validated configuration of a config file, merged into ``default`` when given."""
+    data = read_yaml(path)
+    if default is not None:
+        data = merged(read_yaml(default), data)
     return validated(data)
 
 

@@ -105,7 +105,7 @@ def load_points(path: str | os.PathLike) -> pd.DataFrame:
         raise FileNotFoundError(f"timings file {path} does not exist") from None
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise ExternalTimingsError(
-            f"{path} is not a readable CSV ({exc}){_separator_hint(path)}"
+            f"{path} is not a readable CSV ({exc}){_header_hint(path)}"
         ) from None
     if is_own_timings(header):
         return tables.to_points(tables.read_timings(path))
@@ -159,10 +159,17 @@ def _numeric(raw: pd.DataFrame, column: str, path, integer: bool) -> pd.Series:
     return values.astype(float)
 
 
-def _separator_hint(path) -> str:
-    """A hint when the header is separated by something other than commas."""
+def _header_hint(path) -> str:
+    """A hint when the first line is not a comma-separated header: a comment line (as the
+    published tables' ``# source: ...``), or another separator."""
     with open(path, encoding="utf-8", errors="replace") as fh:
         header = fh.readline()
+    if header.lstrip().startswith("#"):
+        return (
+            f"; its first line is a comment ({header.strip()[:40]!r}...), not the header: delete "
+            "the comment line(s) so that the column names come first (e.g. "
+            "grep -v '^#' in.csv > out.csv)"
+        )
     if "," in header:
         return ""
     for separator, name in SEPARATORS.items():
@@ -187,13 +194,13 @@ def read_external_runs(path: str | os.PathLike) -> pd.DataFrame:
     except pd.errors.EmptyDataError:
         _fail(path, "the file is empty")
     except pd.errors.ParserError as exc:
-        _fail(path, f"is not a readable CSV ({exc}){_separator_hint(path)}")
+        _fail(path, f"is not a readable CSV ({exc}){_header_hint(path)}")
     except UnicodeDecodeError as exc:
         _fail(path, f"is not UTF-8 text ({exc}); save it as UTF-8")
     raw.columns = [str(c).strip() for c in raw.columns]
     missing = [c for c in REQUIRED if c not in raw.columns]
     if missing:
-        _fail(path, f"missing required column(s) {', '.join(missing)}{_separator_hint(path)}")
+        _fail(path, f"missing required column(s) {', '.join(missing)}{_header_hint(path)}")
     times = [c for c in TIME_COLUMNS if c in raw.columns]
     if not times:
         _fail(path, f"needs one of the columns {', '.join(TIME_COLUMNS)}")

@@ -36,15 +36,29 @@ def _results_dir(path: Path) -> Path:
     )
 
 
+def _own_files(results: Path):
+    """Whether a file (relative to ``results``) is the study's own: one its configuration
+    (``config.json``, written by the workflow) produces; every file when it has none."""
+    from dlperf.archive import CONFIG, study_config
+    from dlperf.study_outputs import Produced
+
+    if not (results / CONFIG).is_file():
+        return lambda relative: True
+    return Produced.of(study_config(results)).holds
+
+
 def _from_directory(path: Path) -> StudyFiles:
     results = _results_dir(path)
     study = StudyFiles(str(path))
+    own = _own_files(results)
     for record_path in sorted(results.glob("runs/**/*.json")):
         relative = record_path.relative_to(results)
-        if any(part.startswith(".") for part in relative.parts):
-            continue  # a run's work directory, not a record
+        if any(part.startswith(".") for part in relative.parts) or not own(relative.as_posix()):
+            continue  # a run's work directory, or a run the study's configuration dropped
         study.records.append(read_record(record_path))
     for artifact_path in sorted(results.glob("models/*.json")):
+        if not own(artifact_path.relative_to(results).as_posix()):
+            continue
         artifact = json.loads(artifact_path.read_text(encoding="utf-8"))
         study.artifacts[artifact["framework"]] = artifact
     return study

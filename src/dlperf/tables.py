@@ -10,7 +10,9 @@ import io
 import json
 import math
 import os
+import re
 from collections.abc import Iterable
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -85,6 +87,15 @@ LAYOUT_COLUMNS = ["threads_per_worker", "cores_per_node", "ps_servers"]
 FAILURE_COLUMNS = CONFIG_COLUMNS + ["status", "error", "hostname", "slurm_job_id", "record"]
 
 
+# The epoch is timed around its iterations: their sum falls short of it by the loop's own
+# time (measured: under 0.03 %), never by more than this share plus a clock's granularity.
+EPOCH_TOLERANCE = 0.05
+EPOCH_SLACK_S = 1e-3
+RECORD_NAME = re.compile(
+    r"n(?P<nodes>\d+)_p(?P<procs>\d+)_b(?P<batch_size>\d+)_d(?P<data_size>\d+)_r(?P<rep>\d+)\.json"
+)
+
+
 class RecordError(ValueError):
     pass
 
@@ -134,6 +145,37 @@ def record_problem(record: object) -> str | None:
         value = record.get(key)
         if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
             return f"it has status ok but {key}={value!r}"
+    return _timing_mismatch(record)
+
+
+def _timing_mismatch(record: dict) -> str | None:
+    """A successful record whose totals no longer follow from its iteration times (the
+    harness times the epoch around exactly those iterations): an edited record."""
+    times = record["iter_times_s"]
+    if record["iters_per_epoch"] != len(times):
+        return f"its iters_per_epoch={record['iters_per_epoch']} but it holds {len(times)} times"
+    total, epoch = math.fsum(times), record["epoch_time_s"]
+    if abs(epoch - total) > EPOCH_TOLERANCE * total + EPOCH_SLACK_S:
+        return (
+            f"its epoch_time_s={epoch:g} but its iteration times add up to {total:g} s "
+            "(the epoch is timed around them)"
+        )
+    return None
+
+
+def _name_mismatch(record: dict, path: Path) -> str | None:
+    """A workflow record (runs/<framework>/<network>/n.._p.._b.._d.._r...json) whose
+    configuration is not the one its path names."""
+    match = RECORD_NAME.fullmatch(path.name)
+    if not match:
+        return None
+    config = record["config"]
+    named = {key: int(value) for key, value in match.groupdict().items()}
+    named |= {"framework": path.parent.parent.name, "network": path.parent.name}
+    differ = [key for key, value in named.items() if config.get(key) != value]
+    if differ:
+        found = ", ".join(f"{key}={config.get(key)!r}" for key in differ)
+        return f"its configuration ({found}) is not the one its file name and folder give"
     return None
 
 
@@ -147,7 +189,7 @@ def read_record(path: str | os.PathLike) -> dict:
             f"run record {path} is not valid JSON ({exc}); it was probably truncated. "
             "Delete it and re-run the workflow to measure that configuration again."
         ) from exc
-    problem = record_problem(record)
+    problem = record_problem(record) or _name_mismatch(record, Path(path))
     if problem:
         raise RecordError(
             f"run record {path} cannot be used: {problem}; it was not written whole by "
@@ -295,9 +337,31 @@ def read_timings(path: str | os.PathLike) -> pd.DataFrame:
     return frame
 
 
+def disturbed(timings: pd.DataFrame) -> pd.Series:
+    """Which runs were disturbed: other programs used more than :data:`NOISY_FOREIGN_CPU` of
+    the host's CPU during the timed epoch (False where it was not measured)."""
+    if "foreign_cpu_fraction" not in timings:
+        return pd.Series(False, index=timings.index)
+    return pd.to_numeric(timings["foreign_cpu_fraction"], errors="coerce") > NOISY_FOREIGN_CPU
+
+
+def left_out(timings: pd.DataFrame) -> pd.Series:
+    """Which runs the models leave out: the disturbed runs of every configuration that also has
+    an undisturbed repetition (its times say more about the neighbours than about the run). A
+    configuration measured only while disturbed keeps its runs: no point is better than a
+    flagged one only where another exists (the report warns about both)."""
+    flagged = disturbed(timings)
+    if not flagged.any():
+        return flagged
+    keys = [timings[k] for k in POINT_KEYS]
+    clean_in_config = (~flagged).groupby(keys, dropna=False).transform("any")
+    return flagged & clean_in_config
+
+
 def to_points(timings: pd.DataFrame) -> pd.DataFrame:
     """One row per measured configuration: median and quartiles of epoch time over repetitions,
-    and their spread (``rep_ape``)."""
+    and their spread (``rep_ape``); disturbed runs are left out (:func:`left_out`)."""
+    timings = timings[~left_out(timings)]
     if timings.empty:
         return pd.DataFrame(
             columns=POINT_KEYS

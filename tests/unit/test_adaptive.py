@@ -157,6 +157,18 @@ def test_adaptive_replay_command_writes_rounds_and_summary(tmp_path):
     assert len(rounds) == summary["runs_used"]
 
 
+def test_adaptive_replay_with_a_budget_too_small_to_fit_says_so(tmp_path, capsys):
+    frame = runs(procs=(1, 2, 4), batches=(16, 64, 128)).drop(columns=["samples_per_s"])
+    csv = tmp_path / "grid.csv"
+    frame.to_csv(csv, index=False)
+    argv = ["adaptive-replay", "--timings", str(csv), "--budget", "0.01"]
+    status = cli.main(argv + ["--out", str(tmp_path / "replay"), "--model-name", "ernest"])
+    out, err = capsys.readouterr()
+    assert status == 0
+    assert "MAPE undefined adaptive" in out
+    assert "too few to fit the ernest model" in err and "raise --budget" in err
+
+
 def sweep_config(**adaptive):
     return cfg.validated(
         {

@@ -266,7 +266,8 @@ def test_members_are_streamed_in_bounded_memory(study, tmp_path):
     copy = tmp_path / "results"
     shutil.copytree(study, copy)
     size = 64 << 20
-    big = copy / "runs" / "pytorch" / "mlp" / "big.json"
+    # One of the study's records, replaced by a large file (the archive does not parse records).
+    big = copy / "runs" / "pytorch" / "mlp" / "n1_p1_b8_d64_r0.json"
     with open(big, "wb") as fh:
         for _ in range(size // (1 << 20)):
             fh.write(b"0123456789abcdef" * (1 << 16))
@@ -280,7 +281,7 @@ def test_members_are_streamed_in_bounded_memory(study, tmp_path):
         _, verify_peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    entry = next(n for n in manifest["@graph"] if n["@id"] == "results/runs/pytorch/mlp/big.json")
+    entry = next(n for n in manifest["@graph"] if n["@id"] == f"results/{big.relative_to(copy)}")
     assert entry["contentSize"] == size
     assert result.ok, result.problems
     assert create_peak < size / 16 and verify_peak < size / 16, (create_peak, verify_peak)
@@ -294,3 +295,81 @@ def test_not_an_archive_and_nothing_to_archive(tmp_path):
     with pytest.raises(archive.ArchiveError, match="not a finished study: .*results/timings.csv"):
         archive.create(tmp_path, CONFIG, tmp_path / "x.tar.gz")
     assert not (tmp_path / "x.tar.gz").exists()
+
+
+def _foreign_outputs(results):
+    """What an earlier study in the same directory left: another framework's records, model
+    and validation, and a run of a batch size the config no longer sweeps."""
+    paths = [
+        results / "runs" / "mxnet" / "mlp" / "n1_p1_b8_d64_r0.json",
+        results / "runs" / "pytorch" / "mlp" / "n1_p1_b64_d64_r0.json",
+        results / "models" / "mxnet.json",
+        results / "validation" / "mxnet.csv",
+        results / "validation" / "mxnet.summary.csv",
+        results / "envs" / "mxnet.json",
+    ]
+    for path in paths:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}")
+    shutil.copyfile(results / "models" / "pytorch.json", results / "models" / "mxnet.json")
+    return paths
+
+
+def test_outputs_the_config_does_not_produce_are_retired_and_left_out(study, tmp_path):
+    from dlperf.study_outputs import Produced, retire
+
+    copy = tmp_path / "results"
+    shutil.copytree(study, copy)
+    foreign = _foreign_outputs(copy)
+    path = tmp_path / "a.tar.gz"
+    manifest = archive.create(copy, CONFIG, path)
+    names = {n["@id"] for n in manifest["@graph"]}
+    assert not any("mxnet" in n or "_b64_" in n for n in names)
+    assert archive.verify(path).ok
+
+    moved = retire(copy, Produced.of(CONFIG), stamp="t0")
+    assert sorted(moved) == sorted(
+        copy / "history" / "retired" / "t0" / p.relative_to(copy) for p in foreign
+    )
+    assert not any(p.exists() for p in foreign)
+    assert retire(copy, Produced.of(CONFIG), stamp="t1") == []  # nothing left to retire
+
+
+def test_verify_refuses_records_that_are_not_the_archived_configs(study, tmp_path, monkeypatch):
+    copy = tmp_path / "results"
+    shutil.copytree(study, copy)
+    _foreign_outputs(copy)
+    (copy / "runs" / "pytorch" / "mlp" / "n1_p2_b32_d128_r0.json").unlink()
+    path = tmp_path / "a.tar.gz"
+    # An archive as dlperf wrote one before it knew a study's own files: everything packed.
+    everything = archive.Produced(frozenset(), frozenset(), None)
+    monkeypatch.setattr(archive.Produced, "holds", lambda self, relative: True)
+    monkeypatch.setattr(archive.Produced, "of", classmethod(lambda cls, config: everything))
+    archive.create(copy, CONFIG, path)
+    monkeypatch.undo()
+    result = archive.verify(path)
+    assert not result.ok
+    assert (
+        "results/runs/mxnet/mlp/n1_p1_b8_d64_r0.json: not an output of the archived "
+        "configuration (config.json)" in result.problems
+    )
+    assert (
+        "results/models/mxnet.json: not an output of the archived configuration (config.json)"
+        in (result.problems)
+    )
+    assert (
+        "results/runs/pytorch/mlp/n1_p2_b32_d128_r0.json: missing (a run of the archived "
+        "configuration)" in result.problems
+    )
+
+
+def test_compare_reads_only_the_study_configurations_own_files(study, tmp_path):
+    from dlperf.study_files import load_study
+
+    copy = tmp_path / "results"
+    shutil.copytree(study, copy)
+    _foreign_outputs(copy)
+    atomic_write_json(copy / "config.json", CONFIG)
+    files = load_study(copy)
+    assert {r["config"]["framework"] for r in files.records} == {"pytorch"}
+    assert len(files.records) == 12 and set(files.artifacts) == {"pytorch"}

@@ -145,6 +145,7 @@ def test_disturbed_repetitions_are_left_out_of_the_test(tmp_path):
     for record in base:  # repetition 2 of every configuration ran 20% slower, disturbed
         if record["config"]["rep"] == 2:
             record["iter_times_s"] = [t * 1.2 for t in record["iter_times_s"]]
+            record["epoch_time_s"] *= 1.2
             record["noise"] = {"foreign_cpu_fraction": 0.4}
     cand = _records(seed=3, slow_config=SLOW, factor=1.1)
     a = _write_study(tmp_path / "a", base)

@@ -172,3 +172,14 @@ def test_an_unreadable_file_gets_the_separator_hint(tmp_path):
             reader(write(tmp_path, text))
         assert "not a readable CSV" in str(info.value)
         assert "separated by semicolons" in str(info.value)
+
+
+def test_a_comment_line_before_the_header_is_named_with_the_fix(tmp_path):
+    # The published tables start with a `# source: ...` line; pandas takes it for the header.
+    text = "# source: x.org, path: a.json; commits: 1\nframework,procs,batch_size,iter_time_s\n"
+    for reader in (load_points, read_external):
+        with pytest.raises(ExternalTimingsError) as info:
+            reader(write(tmp_path, text + "pytorch,1,8,0.1\n"))
+        assert "missing required column(s)" in str(info.value)
+        assert "its first line is a comment" in str(info.value)
+        assert "delete the comment line(s)" in str(info.value)

@@ -269,6 +269,29 @@ def test_artifact_check_accepts_a_real_artifact_and_names_the_damaged_field(arti
     assert "all_networks.models.generic_xnet.lambda is NaN" in message
 
 
+def test_artifact_check_refuses_an_edited_constant_a_deleted_term_and_text(artifact):
+    def damaged(change):
+        bad = copy.deepcopy(artifact)
+        change(bad["networks"]["lenet"]["models"])
+        with pytest.raises(ArtifactError) as err:
+            check_artifact(bad, "m.json")
+        return str(err.value)
+
+    def beyond_bounds(models):
+        term = models["generic"]["terms"][0]
+        term["value"] = term["bounds"][1] * 10 + 1
+
+    message = damaged(beyond_bounds)
+    assert "networks.lenet.models.generic.terms[0].value is" in message
+    assert "outside the bounds it was fitted in" in message
+    deleted = damaged(lambda models: models["generic"]["terms"].pop(1))
+    assert "networks.lenet.models.generic.terms lists" in deleted and "overhead deleted" in deleted
+    text = damaged(lambda models: models["generic"]["terms"][2].update(value="0.5"))
+    assert "networks.lenet.models.generic.terms[2].value is '0.5', not a number" in text
+    text = damaged(lambda models: models["usl"]["constants"].update(sigma="high"))
+    assert "networks.lenet.models.usl.constants.sigma is 'high', not a number" in text
+
+
 def test_the_report_stage_refuses_a_damaged_artifact(artifact, tmp_path):
     from dlperf import stages
     from dlperf.io import atomic_write_json

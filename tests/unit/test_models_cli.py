@@ -217,6 +217,18 @@ def test_plan_picks_the_fewest_workers_that_meet_the_deadline(workdir, capsys):
     assert "no layout up to 8 workers meets the deadline" in capsys.readouterr().out
 
 
+def test_plan_over_a_million_workers_prints_a_screenful_without_exponents(workdir, capsys):
+    args = ["plan", "--model", str(workdir / "pytorch.json"), "--batch-size", "32"]
+    args += ["--data-size", "100000000", "--epochs", "90", "--deadline", "3h"]
+    main([*args, "--max-procs", "1000000"])
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert len(lines) < 40, len(lines)
+    assert "more layouts not shown; lower --max-procs to see them all" in out
+    assert "e+0" not in out, out
+    assert "deadline 3 h" in lines[0]
+
+
 def test_plan_by_cost_and_safety_margin(workdir, capsys):
     from dlperf.io import read_json
     from dlperf.models.planning import plan

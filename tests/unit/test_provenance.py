@@ -225,3 +225,19 @@ def test_closure_of_a_benchmark_is_what_its_processes_import(framework, tmp_path
     loaded = loaded_modules(script, python)
     assert json.loads((tmp_path / "rank0.json").read_text())["status"] == "ok"
     assert loaded == provenance.import_closure(provenance.stage_entries("bench", framework))
+
+
+def test_workflow_code_digests_are_kept_under_the_digest_of_the_sources(tmp_path, monkeypatch):
+    from dlperf import provenance
+
+    cache = tmp_path / "code-digests.json"
+    digests = provenance.workflow_code_digests(["pytorch"], cache)
+    assert digests["fit"] == provenance.code_digest("fit")
+    assert digests["bench:pytorch"] == provenance.code_digest("bench", "pytorch")
+    key = next(iter(json.loads(cache.read_text())))
+    # A cached answer is read back; another source tree (a file changed) computes them anew.
+    cache.write_text(json.dumps({key: {**digests, "fit": "cached"}}))
+    assert provenance.workflow_code_digests(["pytorch"], cache)["fit"] == "cached"
+    monkeypatch.setattr(provenance, "_source_tree_key", lambda: "another tree")
+    assert provenance.workflow_code_digests(["pytorch"], cache)["fit"] == digests["fit"]
+    assert list(json.loads(cache.read_text())) == ["another tree"]

@@ -47,6 +47,33 @@ def test_record_without_config_is_refused(tmp_path):
         tables.read_record(path)
 
 
+def test_an_epoch_time_that_its_iteration_times_do_not_add_up_to_is_refused(
+    tmp_path, record_factory
+):
+    record = record_factory(procs=2, batch=8)
+    record["epoch_time_s"] *= 3  # edited by hand
+    with pytest.raises(tables.RecordError, match="epoch_time_s=.* iteration times add up to"):
+        tables.read_record(write(tmp_path, "x.json", record))
+    record = record_factory(procs=2, batch=8)
+    record["iter_times_s"].pop()
+    with pytest.raises(tables.RecordError, match="iters_per_epoch=4 but it holds 3 times"):
+        tables.read_record(write(tmp_path, "y.json", record))
+
+
+def test_a_record_whose_configuration_is_not_its_file_name_is_refused(tmp_path, record_factory):
+    folder = tmp_path / "runs" / "pytorch" / "mlp"
+    ok = write(
+        folder.mkdir(parents=True) or folder, "n1_p2_b8_d64_r0.json", record_factory(procs=2)
+    )
+    assert tables.read_record(ok)["config"]["procs"] == 2
+    copied = write(folder, "n1_p2_b8_d64_r1.json", record_factory(procs=2))  # a copy: rep 0
+    with pytest.raises(tables.RecordError, match=r"its configuration \(rep=0\) is not the one"):
+        tables.build_tables([ok, copied])
+    moved = write(tmp_path / "runs" / "mxnet" / "mlp", "n1_p2_b8_d64_r0.json", record_factory(2))
+    with pytest.raises(tables.RecordError, match="framework='pytorch'"):
+        tables.read_record(moved)
+
+
 def test_points_take_the_median_over_repetitions(tmp_path, record_factory):
     paths = [
         write(tmp_path, f"r{rep}.json", record_factory(rep=rep, iter_s=s))

@@ -63,3 +63,25 @@ def test_nothing_to_do_is_a_clear_error(workflow_bin, repo, tmp_path):
     proc = snakemake(workflow_bin, repo, tmp_path, "-n", configfile=path, timeout=300)
     assert proc.returncode != 0
     assert "nothing to benchmark or model" in proc.stdout + proc.stderr
+
+
+def test_external_timings_path_with_a_space_fits_and_validates(workflow_bin, repo, tmp_path):
+    # The path reached the shell unquoted: `dlperf fit --timings my timings.csv` read "my".
+    timings = tmp_path / "my data" / "timings example.csv"
+    timings.parent.mkdir()
+    timings.write_bytes((repo / "examples" / "timings-example.csv").read_bytes())
+    config = {
+        "frameworks": [],
+        "batch_sizes": [1],
+        "data_sizes": [1],
+        "external_timings": str(timings),
+        "models": {"ernest": {}},
+        "validation": {"protocols": {"kfold": {"k": 3}}, "bootstrap": 50},
+    }
+    path = tmp_path / "external.yaml"
+    path.write_text(yaml.safe_dump(config))
+    targets = ("results/models/pytorch.json", "results/validation/pytorch.csv")
+    proc = snakemake(workflow_bin, repo, tmp_path, *targets, configfile=path, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    artifact = json.loads((tmp_path / "results" / "models" / "pytorch.json").read_text())
+    assert artifact["networks"]["lenet"]["models"]["ernest"]["status"] == "ok"

@@ -131,4 +131,7 @@ def test_failed_aggregate_keeps_the_previous_tables(finished_run, workflow_bin, 
     proc = snakemake(workflow_bin, repo, study, "results/timings.csv")
     assert proc.returncode != 0
     assert "truncated" in (study / "logs" / "aggregate.log").read_text()
+    # The cause is among the last lines the user sees, not above the job's kilobytes of inputs.
+    last = "\n".join(proc.stderr.strip().splitlines()[-8:])
+    assert "aggregate (logs/aggregate.log): dlperf aggregate: error: run record" in last, last
     assert {name: (study / "results" / name).read_bytes() for name in TABLES} == tables

@@ -201,13 +201,17 @@ TABLE_TESTS = {
     "a validation setting (`validation:`)": test_validation_setting,
     "`timeout_s`": test_timeout,
     "add a batch size, data size, worker count or repetition": test_new_sweep_values,
+    # Tested where studies are (it archives the study too).
+    "drop a framework, network, batch size, data size, worker count or repetition": (
+        "test_studies.py::test_outputs_a_changed_config_drops_are_retired"
+    ),
     "delete a run record": test_deleted_record,
-    "`envs/<framework>.txt`": test_requirements,
+    "`envs/<framework>.txt` (any byte of it, a comment or blank line included)": test_requirements,
     "one framework's benchmark code (`dlperf/bench/torch_*.py`, `tf_*.py`, `mx_*.py`)": (
         test_one_frameworks_benchmark_code
     ),
     "other library code in `src/dlperf`": test_other_library_code,
-    "a comment, docstring or formatting": test_comment,
+    "a comment, docstring or formatting in `src/dlperf`": test_comment,
     "copy or move the study (or the checkout)": test_copy,
     "force a benchmark (`-f`/`-R`)": test_forced,
 }

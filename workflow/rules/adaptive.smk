@@ -10,8 +10,8 @@ def adaptive_chosen_records(rounds):
     records = []
     for number in range(rounds):
         path = checkpoints.adaptive_round.get(round=number).output[0]
-        chosen = dlperf.adaptive.sweep.read_round(path)["chosen"]
-        records += dlperf.adaptive.sweep.record_paths(config, chosen)
+        chosen = dlperf.adaptive.rounds.read_round(path)["chosen"]
+        records += dlperf.adaptive.rounds.record_paths(config, chosen)
     return records
 
 
@@ -20,8 +20,8 @@ def adaptive_measured_records(wildcards=None):
     records = []
     for number in range(config["adaptive"]["max_rounds"]):
         path = checkpoints.adaptive_round.get(round=number).output[0]
-        result = dlperf.adaptive.sweep.read_round(path)
-        records += dlperf.adaptive.sweep.record_paths(config, result["chosen"])
+        result = dlperf.adaptive.rounds.read_round(path)
+        records += dlperf.adaptive.rounds.record_paths(config, result["chosen"])
         if result["stop"]:
             break
     return records
@@ -32,7 +32,7 @@ def adaptive_round_files(wildcards=None):
     for number in range(config["adaptive"]["max_rounds"]):
         path = checkpoints.adaptive_round.get(round=number).output[0]
         files.append(path)
-        if dlperf.adaptive.sweep.read_round(path)["stop"]:
+        if dlperf.adaptive.rounds.read_round(path)["stop"]:
             break
     return files
 

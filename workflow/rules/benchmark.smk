@@ -2,7 +2,8 @@
 # On a cluster each is one scheduler job sized by the configuration (dlperf.cluster): nodes,
 # one task per worker, one GPU per worker on cuda, cluster.cpus_per_proc CPUs per task, memory
 # and time limit growing with the attempt; the partition, account and GPU type come from the
-# profile (profiles/slurm). Locally the resources are ignored and the job gets all cores.
+# profile (profiles/slurm). Locally the resources are ignored and the job gets all cores
+# (dlperf.cluster.rule_resources).
 import dlperf.cluster
 
 try:
@@ -11,8 +12,10 @@ except dlperf.cluster.ClusterConfigError as error:
     raise WorkflowError(f"invalid configuration: {error}") from None
 
 
-# Resources every job of the sweep shares are given as values (see sweep_resource).
-LAYOUTS = dlperf.config.run_layouts(config)
+# Sized per job for a cluster; plain values on a local run, which ignores them.
+BENCH_RESOURCES = dlperf.cluster.rule_resources(
+    config, dlperf.config.run_layouts(config), workflow
+)
 
 
 wildcard_constraints:
@@ -40,16 +43,16 @@ rule bench:
     # A benchmark gets the whole machine: two at once would distort each other's timings.
     threads: workflow.cores
     resources:
-        nodes=dlperf.cluster.sweep_resource("nodes", config, LAYOUTS),
-        tasks=dlperf.cluster.sweep_resource("tasks", config, LAYOUTS),
-        tasks_per_node=dlperf.cluster.sweep_resource("tasks_per_node", config, LAYOUTS),
-        tasks_per_gpu=dlperf.cluster.sweep_resource("tasks_per_gpu", config, LAYOUTS),
-        mpi=dlperf.cluster.sweep_resource("mpi", config, LAYOUTS),
-        gres=dlperf.cluster.sweep_resource("gres", config, LAYOUTS),
-        cpus_per_task=dlperf.cluster.sweep_resource("cpus_per_task", config, LAYOUTS),
-        mem_mb=dlperf.cluster.sweep_resource("mem_mb", config, LAYOUTS),
-        runtime=dlperf.cluster.sweep_resource("runtime", config, LAYOUTS),
-        launch=dlperf.cluster.bench_launch(config, workflow),
+        nodes=BENCH_RESOURCES["nodes"],
+        tasks=BENCH_RESOURCES["tasks"],
+        tasks_per_node=BENCH_RESOURCES["tasks_per_node"],
+        tasks_per_gpu=BENCH_RESOURCES["tasks_per_gpu"],
+        mpi=BENCH_RESOURCES["mpi"],
+        gres=BENCH_RESOURCES["gres"],
+        cpus_per_task=BENCH_RESOURCES["cpus_per_task"],
+        mem_mb=BENCH_RESOURCES["mem_mb"],
+        runtime=BENCH_RESOURCES["runtime"],
+        launch=BENCH_RESOURCES["launch"],
     # Only what the run measures (dlperf.remeasure): analysis settings, the seed and paths
     # never re-measure; the environment is an input, compared by its content (the lock).
     params:

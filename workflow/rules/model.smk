@@ -16,5 +16,5 @@ rule fit:
             {"models": config["models"], "seed": config["seed"]}, sort_keys=True
         ),
     shell:
-        "dlperf fit --timings {input.timings} --framework {wildcards.framework} "
+        "dlperf fit --timings {input.timings:q} --framework {wildcards.framework} "
         "--config-json {params.settings:q} --out {output} > {log} 2>&1"

@@ -35,7 +35,7 @@ rule report:
             f"--failures {input.failures}" if input.failures else ""
         ),
     shell:
-        "dlperf report --timings {input.timings} {params.failures} "
+        "dlperf report --timings {input.timings:q} {params.failures} "
         "--models {input.models} --summary {input.summary} --predictions {input.predictions} "
         "--config-json {params.settings:q} --out {output.html} --figures {output.figures} "
         "--results results "

@@ -34,7 +34,7 @@ rule validate:
         ),
         out_dir=lambda wildcards, output: os.path.dirname(output.summary),
     shell:
-        "dlperf validate --timings {input.timings} --framework {wildcards.framework} "
+        "dlperf validate --timings {input.timings:q} --framework {wildcards.framework} "
         "--config-json {params.settings:q} --out {params.out_dir} --no-summary > {log} 2>&1"
 
 

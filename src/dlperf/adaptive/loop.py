@@ -15,13 +15,13 @@ import numpy as np
 import pandas as pd
 
 from .design import (
-    AXES,
     coordinates,
     coverage_levels,
     maximin,
     nearest_distance,
     series_keys,
 )
+from .rounds import CONFIGURATION
 from .scoring import score_series
 
 
@@ -57,9 +57,6 @@ class Round:
     chosen: pd.DataFrame  # candidate rows with columns rep, reason and score
     widest: float  # widest relative interval over the unmeasured grid before this round
     stop: str | None
-
-
-CONFIGURATION = [*("framework", "network", "device"), *AXES]
 
 
 def _key_columns(frame: pd.DataFrame) -> list[str]:

@@ -15,11 +15,12 @@ import numpy as np
 import pandas as pd
 
 from dlperf import tables
-from dlperf.config import run_configs, run_record_path
-from dlperf.io import atomic_write_json, read_json
+from dlperf.config import run_configs
+from dlperf.io import atomic_write_json
 
 from .design import series_keys
 from .loop import CONFIGURATION, AdaptiveSettings, next_round
+from .rounds import read_round, record_paths  # noqa: F401 (the workflow's adaptive mode)
 from .scoring import kfold_mape
 
 
@@ -34,20 +35,6 @@ def settings_of(config: dict) -> AdaptiveSettings:
     section = dict(config.get("adaptive") or {})
     section.setdefault("seed", config["seed"])
     return AdaptiveSettings.from_config(section)
-
-
-def record_paths(config: dict, chosen: Sequence[dict]) -> list[str]:
-    """Run records of the chosen runs (a configuration and its repetition each)."""
-    wanted = {(*(row[c] for c in CONFIGURATION), row["rep"]) for row in chosen}
-    return [
-        run_record_path(run)
-        for run in run_configs(config)
-        if (*(getattr(run, c) for c in CONFIGURATION), run.rep) in wanted
-    ]
-
-
-def read_round(path: str | os.PathLike) -> dict:
-    return read_json(path)
 
 
 def choose_round(

@@ -54,8 +54,64 @@ def _check_model_entry(name: str, entry: object, path: str) -> None:
     found = non_finite_field(entry, path)
     if found:
         raise ArtifactError(found)
+    _check_constants(entry, path)
+    _check_generic_terms(entry, path)
     for i, refit in enumerate((entry.get("interval") or {}).get("refits") or []):
         _check_model_entry(name, refit, f"{path}.interval.refits[{i}]")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _require_number(value: object, path: str) -> None:
+    if not _is_number(value):
+        raise ArtifactError(f"{path} is {value!r}, not a number")
+
+
+def _check_constants(entry: dict, path: str) -> None:
+    """Every fitted constant a number, named by its field when not."""
+    for key in ("constants", "coefficients"):
+        for name, value in (entry.get(key) or {}).items():
+            _require_number(value, f"{path}.{key}.{name}")
+    if "intercept" in entry:
+        _require_number(entry["intercept"], f"{path}.intercept")
+
+
+def _check_generic_terms(entry: dict, path: str) -> None:
+    """The generic model's terms: the ones its settings list, none deleted or added, each
+    constant a number within the bounds it was fitted in (an edited value is not a fit)."""
+    terms = entry.get("terms")
+    configured = (entry.get("settings") or {}).get("terms")
+    if not isinstance(terms, list) or configured is None:
+        return
+    named = [t.get("name") for t in terms if isinstance(t, dict)]
+    if named != list(configured):
+        gone = sorted(set(configured) - set(named))
+        added = sorted(set(named) - set(configured))
+        raise ArtifactError(
+            f"{path}.terms lists {', '.join(map(str, named))}, but the model was fitted with "
+            f"{', '.join(configured)} (settings.terms)"
+            + (f": {', '.join(gone)} deleted" if gone else "")
+            + (f": {', '.join(map(str, added))} added" if added else "")
+            + "; fit the models again with `dlperf fit` (or `snakemake`)"
+        )
+    fields = [(f"{path}.terms[{i}]", t) for i, t in enumerate(terms)]
+    if isinstance(entry.get("exponent"), dict):
+        fields.append((f"{path}.exponent", entry["exponent"]))
+    for where, term in fields:
+        value, bounds = term.get("value"), term.get("bounds")
+        _require_number(value, f"{where}.value")
+        if not (isinstance(bounds, list) and len(bounds) == 2 and all(map(_is_number, bounds))):
+            raise ArtifactError(f"{where}.bounds is {bounds!r}, not [lower, upper]")
+        low, high = bounds
+        slack = 1e-9 * max(1.0, abs(low), abs(high))  # the optimiser's rounding at a bound
+        if not low - slack <= value <= high + slack:
+            raise ArtifactError(
+                f"{where}.value is {value:g}, outside the bounds it was fitted in "
+                f"[{low:g}, {high:g}]: the artifact was edited; fit the models again with "
+                "`dlperf fit`"
+            )
 
 
 def check_artifact(artifact: object, source: str) -> dict:

@@ -4,28 +4,13 @@ CPU-hours on CPUs), that meet a deadline."""
 from __future__ import annotations
 
 import math
-import re
 
 import pandas as pd
 
+from dlperf.durations import parse_duration  # noqa: F401 (the planner's API)
+
 from .intervals import DEFAULT_LEVEL
 from .prediction import interval_missing, predict_rows
-
-UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
-
-
-def parse_duration(text: str) -> float:
-    """'3600', '90s', '45m', '2.5h', '1d' -> seconds."""
-    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(s|m|min|h|d)?\s*", str(text))
-    if not match:
-        raise ValueError(
-            f"cannot read the deadline {text!r}; write a number of seconds or add a unit: "
-            "90s, 45m, 2.5h, 1d"
-        )
-    seconds = float(match.group(1)) * UNITS[match.group(2) or "s"]
-    if seconds <= 0:
-        raise ValueError(f"the deadline must be positive, got {text!r}")
-    return seconds
 
 
 def layouts(max_procs: int, gpus_per_node: int) -> list[tuple[int, int]]:

@@ -25,6 +25,7 @@ from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator
 from dlperf.io import atomic_write_bytes
 
 from .curves import Curve
+from .scaling import at_largest_data, measured_speedup
 
 STYLE = {
     "svg.hashsalt": "dlperf",  # stable element ids in SVG output
@@ -259,17 +260,6 @@ def scaling_figure(
     )
 
 
-def measured_speedup(points: pd.DataFrame) -> pd.DataFrame:
-    """Speed-up and efficiency of every configuration, relative to the fewest workers measured
-    with the same batch and data size (times that count: 1 when one worker was measured)."""
-    out = []
-    for _, sel in points.groupby(["batch_size", "data_size"], sort=True):
-        sel = sel.sort_values("procs")
-        t, p = sel["epoch_time_s"].to_numpy(float), sel["procs"].to_numpy(float)
-        out.append(sel.assign(speedup=t[0] / t * p[0], efficiency=t[0] / t * p[0] / p))
-    return pd.concat(out, ignore_index=True) if out else points.assign(speedup=[], efficiency=[])
-
-
 @styled
 def speedup_figure(framework: str, network: str, points: pd.DataFrame) -> Figure:
     """Measured speed-up and parallel efficiency against workers, relative to the fewest workers."""
@@ -312,13 +302,13 @@ def summary_figure(
     """Speed-up against workers at the largest data size: measured per batch size, and as the
     model to believe predicts it up to twice the measured workers."""
     data = int(points["data_size"].max())
-    at_data = points[points["data_size"] == data]
-    batches = sorted(int(b) for b in at_data["batch_size"].unique())
+    speedups = at_largest_data(measured_speedup(points))
+    batches = sorted(int(b) for b in speedups["batch_size"].unique())
     colours = _batch_colours(batches)
     fig, axes = _figure(1, 1, 4.6, 3.0)
     ax = axes[0, 0]
     top = int(points["procs"].max())
-    for (batch, _), sel in measured_speedup(at_data).groupby(["batch_size", "data_size"]):
+    for batch, sel in speedups.groupby("batch_size"):
         ax.plot(sel["procs"], sel["speedup"], "o", ms=5, color=colours[batch], label=f"b={batch}")
         if curve is None:
             continue

@@ -14,8 +14,9 @@ from dlperf.models.generic import TERMS
 from dlperf.models.planning import parse_duration, plan
 from dlperf.models.prediction import extrapolation_warnings as extrapolation_warnings_at
 from dlperf.models.prediction import predict_rows
-from dlperf.tables import NOISY_FOREIGN_CPU
 
+from . import disturbed
+from .scaling import Scaling, largest_scale  # noqa: F401 (the Summary's findings)
 from .study import Study
 
 # Which protocol's ranking stands for "the model to believe": the first one that ran.
@@ -31,34 +32,6 @@ COMMUNICATION_TERMS = (
 )
 INTERVAL_LEVEL = 0.9
 DEFAULT_PLAN_MAX_PROCS = 64
-
-
-@dataclass(frozen=True)
-class Scaling:
-    procs: int  # the largest measured worker count
-    base_procs: int  # the fewest workers measured with the same batch and data size
-    batch_size: int
-    data_size: int
-    speedup: float
-    efficiency: float
-
-
-def largest_scale(points: pd.DataFrame) -> list[Scaling]:
-    """Measured speed-up at the largest worker count, per batch size, at the largest data size
-    (where the fixed part of an epoch weighs least); best first."""
-    if points.empty:
-        return []
-    data = int(points["data_size"].max())
-    top = int(points["procs"].max())
-    found = []
-    for batch, group in points[points["data_size"] == data].groupby("batch_size", sort=True):
-        group = group.sort_values("procs")
-        if group["procs"].iloc[-1] != top or len(group) < 2:
-            continue
-        base = group.iloc[0]
-        speedup = float(base["epoch_time_s"] / group["epoch_time_s"].iloc[-1] * base["procs"])
-        found.append(Scaling(top, int(base["procs"]), int(batch), data, speedup, speedup / top))
-    return sorted(found, key=lambda s: (-s.speedup, s.batch_size))
 
 
 def reference_point(points: pd.DataFrame, scales: list[Scaling]) -> pd.Series:
@@ -267,17 +240,6 @@ def planning_answer(study: Study, framework: str, network: str, model: str) -> P
     )
 
 
-def _config_label(row) -> str:
-    return f"n{row.nodes} p{row.procs} b{row.batch_size} d{row.data_size} r{row.rep}"
-
-
-def noisy_runs(timings: pd.DataFrame) -> pd.DataFrame:
-    """Runs during whose epoch other programs used much of the host's CPU."""
-    if "foreign_cpu_fraction" not in timings:
-        return timings.iloc[0:0]
-    return timings[timings["foreign_cpu_fraction"] > NOISY_FOREIGN_CPU]
-
-
 def extrapolation_warnings(answer: PlanAnswer | None) -> list[str]:
     """Every place the Summary's answers rest on a model outside its measurements."""
     if answer is None or not answer.extrapolated:
@@ -291,17 +253,7 @@ def extrapolation_warnings(answer: PlanAnswer | None) -> list[str]:
 
 def warnings(study: Study, framework: str, network: str, answer: PlanAnswer | None) -> list[str]:
     """The warnings that matter for this network: noisy runs, failed runs, extrapolation."""
-    found = []
-    timings = study.timings_of(framework, network)
-    noisy = noisy_runs(timings)
-    if not noisy.empty:
-        names = ", ".join(_config_label(r) for r in noisy.head(6).itertuples(index=False))
-        more = f" and {len(noisy) - 6} more" if len(noisy) > 6 else ""
-        found.append(
-            f"{len(noisy)} of {len(timings)} runs were disturbed: other programs used more than "
-            f"{NOISY_FOREIGN_CPU:.0%} of the host's CPU during the timed epoch ({names}{more}); "
-            "re-run them on a quiet machine."
-        )
+    found = disturbed.warnings(study.timings_of(framework, network))
     failed = study.failures_of(framework, network)
     if not failed.empty:
         statuses = failed["status"].value_counts().sort_index()

@@ -7,20 +7,16 @@ from __future__ import annotations
 import pandas as pd
 from markupsafe import Markup
 
+from dlperf.durations import readable as _hours
 from dlperf.models import InsufficientData
 
-from . import figures, findings
+from . import figures, findings, scaling
 from .markup import Section, esc, paragraph
 from .sections import fitted_curves
 from .study import Study
 
-
-def _hours(seconds: float) -> str:
-    if seconds >= 3600:
-        return f"{seconds / 3600:.3g} h"
-    if seconds >= 60:
-        return f"{seconds / 60:.3g} min"
-    return f"{seconds:.3g} s"
+#: Batch sizes whose speed-up the Summary's scaling line lists each (more: the best and worst).
+SCALING_BATCHES_LISTED = 6
 
 
 def faster_or_slower(speedup: float) -> str:
@@ -38,11 +34,13 @@ def scaling_line(scales: list[findings.Scaling]) -> str:
         f"{first.speedup:.2f}×, efficiency {first.efficiency:.0%}) with batch "
         f"{first.batch_size} per worker"
     )
-    if len(scales) > 1:
-        last = scales[-1]
+    # Every other batch size while they are few, else the worst: the one a reader looks for
+    # (often the largest) is then stated, not only the best.
+    others = scales[1:] if len(scales) <= SCALING_BATCHES_LISTED else scales[-1:]
+    for other in others:
         text += (
-            f"; speed-up {last.speedup:.2f}× (efficiency {last.efficiency:.0%}) with batch "
-            f"{last.batch_size}"
+            f"; speed-up {other.speedup:.2f}× (efficiency {other.efficiency:.0%}) with batch "
+            f"{other.batch_size}"
         )
     return text + "."
 
@@ -192,6 +190,7 @@ def network_summary(study: Study, framework: str, network: str) -> Section:
             answer = findings.planning_answer(study, framework, network, planner)
         except (InsufficientData, KeyError, ValueError) as exc:
             warnings.append(f"The planning answer could not be computed with {planner}: {exc}")
+    warnings += scaling.implausible(scales, study.timings_of(framework, network))
     at_text = f"p{int(at['procs'])} b{int(at['batch_size'])} d{int(at['data_size'])}"
     lines = [
         ("Scaling", scaling_line(scales)),

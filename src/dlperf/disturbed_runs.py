@@ -1,0 +1,45 @@
+"""Measure the disturbed runs again, and only them: their records are kept in the history
+(dlperf.history) and removed, so the workflow measures exactly those configurations again
+(every run record is a target of the workflow; a missing one is measured). The Snakefile loads
+this module: pandas only where a table is read."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from dlperf.config import RUN_RECORD_PATTERN
+from dlperf.history import keep_previous
+from dlperf.io import atomic_write_json, read_json
+
+
+def disturbed_records(timings_csv: str | os.PathLike, results: str | os.PathLike) -> list[Path]:
+    """The run records (below ``results``) of every run the timings table flags as disturbed."""
+    from dlperf import tables  # pandas: not while the Snakefile loads (listed_records)
+
+    timings = tables.read_timings(timings_csv)
+    noisy = timings[tables.disturbed(timings)]
+    pattern = RUN_RECORD_PATTERN.removeprefix("results/")
+    return [
+        Path(results) / pattern.format(**row)
+        for row in noisy[tables.CONFIG_COLUMNS].to_dict(orient="records")
+    ]
+
+
+def forget_disturbed(
+    timings_csv: str | os.PathLike, results: str | os.PathLike, out: str | os.PathLike | None
+) -> list[Path]:
+    """Keep each disturbed run's record in the history and remove it; write the list to
+    ``out`` (JSON ``{"records": [...]}``) when given. The records' paths."""
+    records = disturbed_records(timings_csv, results)
+    for record in records:
+        if keep_previous(record) is not None:
+            record.unlink()
+    if out is not None:
+        atomic_write_json(out, {"records": [str(r) for r in records]})
+    return records
+
+
+def listed_records(listing: str | os.PathLike) -> list[str]:
+    """The records a ``forget_disturbed`` listing names (the remeasure rule's input)."""
+    return list(read_json(listing)["records"])

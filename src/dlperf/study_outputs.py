@@ -1,0 +1,152 @@
+"""Which files of a study's results directory its configuration produces, and what becomes of
+the rest: an output the configuration no longer produces (a framework, network or
+configuration dropped from the sweep) is moved to ``history/retired/<time>/``, never deleted,
+and is left out of the report, the archive, its verification and ``dlperf compare``.
+
+Paths are relative to the results directory (``runs/pytorch/mlp/n1_p1_b8_d64_r0.json``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from dlperf import config as cfg
+from dlperf.history import HISTORY_DIR
+
+RETIRED_DIR = f"{HISTORY_DIR}/retired"
+# Outputs named after the framework they hold, with what they hold for which frameworks.
+PER_FRAMEWORK = {
+    "models": ("models/{}.json",),
+    "validation": ("validation/{}.csv", "validation/{}.summary.csv"),
+}
+# Our own tables: only a study that benchmarks has them.
+OWN_TABLES = ("timings.csv", "timings.parquet", "failures.csv")
+
+
+@dataclass(frozen=True)
+class Produced:
+    """What one configuration produces: its run records (the whole grid: an adaptive sweep
+    measures part of it), the frameworks it benchmarks and those it models."""
+
+    records: frozenset[str]
+    benchmarked: frozenset[str]
+    # None: external timings that are not readable here (an archive verified elsewhere), so
+    # which frameworks are modelled is not judged.
+    modelled: frozenset[str] | None
+
+    @classmethod
+    def of(cls, config: Mapping) -> Produced:
+        prefix = "results/"
+        records = frozenset(
+            cfg.run_record_path(run).removeprefix(prefix) for run in cfg.run_configs(config)
+        )
+        benchmarked = frozenset(config["frameworks"])
+        external = config.get("external_timings")
+        modelled = benchmarked
+        if external:
+            readable = Path(external).is_file()
+            modelled = benchmarked | frozenset(external_frameworks(config)) if readable else None
+        return cls(records, benchmarked, modelled)
+
+    def holds(self, relative: str) -> bool:
+        """Whether the configuration produces the file at ``relative`` (in results/). Files
+        that are not per run or per framework (the report, the adaptive rounds, the history)
+        are not judged here: True."""
+        parts = PurePosixPath(relative).parts
+        if not parts:
+            return True
+        if parts[0] == "runs":
+            return relative in self.records
+        if parts[0] == "envs" and len(parts) == 2:
+            return PurePosixPath(parts[1]).stem in self.benchmarked
+        if parts[0] in PER_FRAMEWORK and len(parts) == 2:
+            if relative == "validation/summary.csv":
+                return True
+            framework = parts[1].split(".", 1)[0]
+            return self.modelled is None or framework in self.modelled
+        if relative in OWN_TABLES:
+            return bool(self.benchmarked)
+        return True
+
+
+def external_frameworks(config: Mapping) -> list[str]:
+    """The frameworks of the config's external timings (none without them). pandas is
+    imported only here, when there is a CSV to read: the Snakefile calls this as it loads."""
+    if not config.get("external_timings"):
+        return []
+    from dlperf.external import frameworks_in
+
+    return frameworks_in(config["external_timings"])
+
+
+def stale_outputs(results: str | os.PathLike, produced: Produced) -> list[Path]:
+    """Files below ``results`` (outside its history and hidden work directories) that the
+    configuration does not produce, sorted."""
+    results = Path(results)
+    found = []
+    for top in ("runs", "envs", *PER_FRAMEWORK, *OWN_TABLES):
+        base = results / top
+        paths = [base] if base.is_file() else sorted(base.rglob("*")) if base.is_dir() else []
+        for path in paths:
+            relative = path.relative_to(results)
+            if any(part.startswith(".") for part in relative.parts) or not path.is_file():
+                continue
+            if not produced.holds(relative.as_posix()):
+                found.append(path)
+    return sorted(found)
+
+
+def retire(results: str | os.PathLike, produced: Produced, stamp: str | None = None) -> list[Path]:
+    """Move every stale output below ``results/history/retired/<stamp>/`` (its path below
+    results kept); the new paths."""
+    results = Path(results)
+    stamp = stamp or time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    moved = []
+    for path in stale_outputs(results, produced):
+        target = results / RETIRED_DIR / stamp / path.relative_to(results)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(path, target)  # same file system: a rename
+        moved.append(target)
+    return moved
+
+
+def retire_for_workflow(results: str, config: Mapping) -> None:
+    """The Snakefile's ``onstart``: retire what the configuration no longer produces, and say
+    where it went."""
+    moved = retire(results, Produced.of(config))
+    if moved:
+        where = os.path.commonpath([str(p) for p in moved])
+        print(
+            f"dlperf: {len(moved)} output(s) the configuration no longer produces (a framework, "
+            f"network or configuration dropped) moved to {where}; nothing was deleted"
+        )
+
+
+def not_produced(names: Iterable[str], produced: Produced, prefix: str = "results/") -> list[str]:
+    """The names (``results/...``) of files the configuration does not produce."""
+    return [n for n in names if n.startswith(prefix) and not produced.holds(n.removeprefix(prefix))]
+
+
+def not_the_configs(config: dict, names: set[str]) -> list[str]:
+    """Run records and per-framework files that are not those of the archived configuration:
+    records of another sweep packed under this config.json, or a record of it missing."""
+    try:
+        produced = Produced.of(cfg.validated(config))
+    except (cfg.ConfigError, ValueError, FileNotFoundError) as exc:
+        return [f"config.json: not a configuration this dlperf can run ({exc})"]
+    problems = [
+        f"{name}: not an output of the archived configuration (config.json)"
+        for name in sorted(not_produced(names, produced))
+    ]
+    if not config.get("adaptive", {}).get("enabled"):  # an adaptive sweep measures part of it
+        records = {n.removeprefix("results/") for n in names if n.startswith("results/runs/")}
+        problems += [
+            f"results/{name}: missing (a run of the archived configuration)"
+            for name in sorted(produced.records - records)
+        ]
+    return problems

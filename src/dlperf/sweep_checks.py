@@ -1,0 +1,125 @@
+"""Configuration values that cannot run, refused before the workflow plans a single job: each
+problem one line naming the key, the value and the fix.
+
+:func:`value_problems` holds for every configuration, wherever it runs (``config.validated``
+calls it). :func:`local_machine_problems` compares the sweep with the machine it would run on,
+for a local run only: a cluster's nodes are not this machine. Standard library only: the
+Snakefile calls both while it loads.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from dlperf.durations import parse_duration
+from dlperf.limits import MAX_BATCH, MAX_COUNT, MAX_SAMPLES
+
+# Largest value the command line (dlperf.arguments) accepts for each sweep key.
+SWEEP_LIMITS = {
+    "nodes": (MAX_COUNT, "node counts"),
+    "procs": (MAX_COUNT, "worker counts"),
+    "batch_sizes": (MAX_BATCH, "per-worker batch sizes"),
+    "data_sizes": (MAX_SAMPLES, "samples per epoch"),
+}
+NVIDIA_DEVICE = re.compile(r"nvidia\d+")
+
+
+def _beyond_limits(config: Mapping) -> list[str]:
+    problems = []
+    for key, (limit, what) in SWEEP_LIMITS.items():
+        for value in config.get(key) or []:
+            if value > limit:
+                problems.append(
+                    f"{key}: {value} is beyond the command line's limit of {limit:,} {what}; "
+                    f"give values up to {limit:,}"
+                )
+    if config.get("repeats", 1) > MAX_COUNT:
+        problems.append(
+            f"repeats: {config['repeats']} is beyond the limit of {MAX_COUNT:,}; give fewer repeats"
+        )
+    return problems
+
+
+def _unplaceable_procs(config: Mapping) -> list[str]:
+    """Worker counts that no node count of the sweep can hold: they would silently not run."""
+    most = config.get("max_procs_per_node")
+    nodes = sorted(config.get("nodes") or [])
+    problems = []
+    for procs in sorted(config.get("procs") or []):
+        if any(procs % n == 0 and (most is None or procs // n <= most) for n in nodes):
+            continue
+        limit = f" with at most max_procs_per_node={most} per node" if most is not None else ""
+        problems.append(
+            f"procs: {procs} workers fit no node count in nodes={nodes}{limit} (procs must be a "
+            "multiple of nodes: every node runs procs/nodes workers); add a node count that "
+            "holds them"
+            + (" or raise max_procs_per_node" if most is not None else "")
+            + f", or drop {procs} from procs"
+        )
+    return problems
+
+
+def _deadline(config: Mapping) -> list[str]:
+    target = (config.get("report") or {}).get("target") or {}
+    if "deadline" not in target:
+        return []
+    try:
+        parse_duration(str(target["deadline"]))
+    except ValueError as exc:
+        return [f"report.target.deadline: {exc}"]
+    return []
+
+
+def value_problems(config: Mapping) -> list[str]:
+    """Every value of a schema-valid ``config`` that no run could use, one line each."""
+    return _beyond_limits(config) + _unplaceable_procs(config) + _deadline(config)
+
+
+def visible_gpus(devices: Path = Path("/dev"), environ: Mapping = os.environ) -> int:
+    """NVIDIA GPUs this process can use: the driver's device files, narrowed by
+    CUDA_VISIBLE_DEVICES (which the frameworks obey) when it is set."""
+    try:
+        present = sum(1 for p in devices.iterdir() if NVIDIA_DEVICE.fullmatch(p.name))
+    except OSError:
+        present = 0
+    visible = environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is None:
+        return present
+    entries = [e.strip() for e in visible.split(",") if e.strip()]
+    # CUDA stops at the first invalid entry; "-1" (or nothing) hides every GPU.
+    usable = 0
+    for entry in entries:
+        if entry.startswith("-"):
+            break
+        usable += 1
+    return min(usable, present)
+
+
+def local_machine_problems(config: Mapping, cores: int, gpus: int) -> list[str]:
+    """What a local run of ``config`` cannot do on a machine with ``cores`` usable cores and
+    ``gpus`` visible GPUs: every worker of a local run is a process of this machine."""
+    procs = max(config["procs"])
+    if config["device"] == "cuda":
+        if gpus == 0:
+            return [
+                "device: cuda, but this machine has no visible GPU (no /dev/nvidia* device, or "
+                "CUDA_VISIBLE_DEVICES hides them); use device: cpu, or run the sweep on a GPU "
+                "cluster (snakemake --profile slurm)"
+            ]
+        if procs > gpus:
+            return [
+                f"procs: {procs} workers need {procs} GPUs (one per worker), but this machine has "
+                f"{gpus} visible; give procs up to {gpus}, or run on a cluster "
+                "(snakemake --profile slurm)"
+            ]
+        return []
+    if procs > cores:
+        return [
+            f"procs: {procs} workers on a local run, but this machine gives this process {cores} "
+            f"cores: the workers would share cores and measure each other; give procs up to "
+            f"{cores}, or run on a cluster (snakemake --profile slurm)"
+        ]
+    return []

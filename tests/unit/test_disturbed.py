@@ -1,0 +1,64 @@
+"""Disturbed runs: left out of the models where an undisturbed repetition stands for them,
+counted in the Summary, and measured again (only they) on request."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from dlperf import stages, tables
+from dlperf.cli import main
+from dlperf.io import atomic_write_json
+from dlperf.report import disturbed
+from recordmaker import make_record
+
+
+def timings(foreign):
+    """One configuration measured three times and another twice (epoch 29 s: disturbed)."""
+    rows = [
+        {"procs": 1, "rep": 0, "epoch_time_s": 0.70},
+        {"procs": 1, "rep": 1, "epoch_time_s": 0.68},
+        {"procs": 1, "rep": 2, "epoch_time_s": 29.0},
+        {"procs": 2, "rep": 0, "epoch_time_s": 0.50},
+        {"procs": 2, "rep": 1, "epoch_time_s": 0.52},
+    ]
+    frame = pd.DataFrame(rows).assign(
+        framework="mxnet", network="lenet", device="cpu", nodes=1, batch_size=16, data_size=1024
+    )
+    return frame.assign(samples_per_s=1.0, foreign_cpu_fraction=foreign)
+
+
+def test_disturbed_runs_are_left_out_of_the_points_where_a_clean_repetition_exists():
+    frame = timings([0.01, 0.02, 0.45, 0.30, 0.40])
+    assert tables.left_out(frame).tolist() == [False, False, True, False, False]
+    points = tables.to_points(frame)
+    assert points["epoch_time_s"].tolist() == pytest.approx([0.69, 0.51])
+    assert points["n_reps"].tolist() == [2, 2]  # p2: only disturbed runs, kept
+    (warning,) = disturbed.warnings(frame)
+    assert warning.startswith("3 of 5 runs were disturbed")
+    assert "1 of them were left out of the models" in warning
+    assert "2 were kept, being all the measurements of their configurations" in warning
+    assert "snakemake remeasure_disturbed" in warning
+    assert disturbed.warnings(timings(0.01)) == []
+
+
+def test_forget_disturbed_keeps_their_records_in_the_history_and_removes_them(tmp_path, capsys):
+    results = tmp_path / "results"
+    records = []
+    for rep in range(3):
+        record = make_record(procs=1, batch=8, data=64, rep=rep)
+        record["noise"] = {"foreign_cpu_fraction": 0.4 if rep == 1 else 0.0}
+        path = results / "runs" / "pytorch" / "mlp" / f"n1_p1_b8_d64_r{rep}.json"
+        atomic_write_json(path, record)
+        records.append(path)
+    stages.aggregate(records, results / "timings.csv", None, results / "failures.csv")
+    listing = tmp_path / "disturbed.json"
+    argv = ["forget-disturbed", "--timings", str(results / "timings.csv")]
+    assert main([*argv, "--results", str(results), "--out", str(listing)]) == 0
+    assert "1 disturbed run(s) kept in" in capsys.readouterr().out
+    assert [p.exists() for p in records] == [True, False, True]
+    assert json.loads(listing.read_text())["records"] == [str(records[1])]
+    (kept,) = (results / "history" / "runs" / "pytorch" / "mlp").glob("n1_p1_b8_d64_r1.*.json")
+    assert json.loads(kept.read_text())["noise"]["foreign_cpu_fraction"] == 0.4
