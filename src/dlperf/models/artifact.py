@@ -11,6 +11,8 @@ import dlperf
 from dlperf.io import SCHEMA_VERSION
 
 from . import MODELS, InsufficientData, ModelUnavailable, make_model, model_from_dict
+from .answer import answer_block
+from .backtest import backtest
 from .base import FEATURES, TARGET, PerformanceModel, capabilities_of
 from .identifiability import identifiability_block
 from .intervals import DEFAULT_REFITS, bootstrap_interval
@@ -127,8 +129,12 @@ def fit_framework(
                 name: fit_one(name, settings or {}, group, seed, refits)
                 for name, settings in per_network.items()
             },
+            "backtest": backtest(group, per_network, seed),
         }
     artifact = {**_header(framework, seed), "networks": networks}
+    # The answer weighs every network's backtest (the others' at a lower weight).
+    for network in networks:
+        networks[network]["answer"] = answer_block(artifact, network)
     if across:
         artifact["all_networks"] = {
             "points": int(len(selected)),

@@ -30,6 +30,16 @@ def iterations(frame: pd.DataFrame) -> np.ndarray:
     return np.ceil(data / global_batch)
 
 
+def accumulation_steps(frame: pd.DataFrame) -> np.ndarray:
+    """Micro-batches per optimizer step of each row (``grad_accum_steps``; 1 where absent): the
+    gradient is exchanged once per step, so per iteration (micro-batch) a model's communication
+    cost is divided by it."""
+    if "grad_accum_steps" not in frame.columns:
+        return np.ones(len(frame))
+    values = pd.to_numeric(frame["grad_accum_steps"], errors="coerce").to_numpy(float)
+    return np.where(np.isfinite(values) & (values >= 1), values, 1.0)
+
+
 def iteration_seconds(frame: pd.DataFrame) -> np.ndarray:
     """Measured epoch time spread over the epoch's iterations (baselines model this)."""
     return frame[TARGET].to_numpy(float) / iterations(frame)
