@@ -244,9 +244,11 @@ def read_external_runs(path: str | os.PathLike) -> pd.DataFrame:
         frame["data_size"] = DEFAULT_ITERATIONS * global_batch
     frame["rep"] = _numeric(raw, "rep", path, integer=True) if "rep" in raw.columns else 0
     accumulation = tables.ACCUMULATION
-    frame[accumulation] = (
-        _numeric(raw, accumulation, path, integer=True) if accumulation in raw.columns else 1
-    )
+    if accumulation in raw.columns:
+        # An empty cell is a run without accumulation, as an absent column is.
+        frame[accumulation] = _numeric(raw.fillna({accumulation: "1"}), accumulation, path, True)
+    else:
+        frame[accumulation] = 1
     iters = np.ceil(frame["data_size"] / global_batch)
     measured = _numeric(raw, time_column, path, integer=False)
     if time_column == "epoch_time_s":

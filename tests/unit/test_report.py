@@ -127,6 +127,7 @@ def test_every_section_is_there(report):
     for network in ("mlp", "lenet"):
         kinds = (
             "summary",
+            "answer",
             "scaling",
             "throughput",
             "speedup",
@@ -138,8 +139,8 @@ def test_every_section_is_there(report):
             assert f'id="fig-pytorch-{kind}_{network}"' in page, (kind, network)
             for ext in ("png", "svg"):
                 assert (out.parent / "figures" / "pytorch" / f"{kind}_{network}.{ext}").is_file()
-    assert len(written) == 2 * 2 * 7
-    assert page.count('src="data:image/png;base64,') == 14
+    assert len(written) == 2 * 2 * 8
+    assert page.count('src="data:image/png;base64,') == 16
     # self-contained: nothing is fetched (links to the SVG/PNG copies are relative)
     assert not re.search(r'(src|href)="(https?:)?//', page)
     for text in (
