@@ -24,9 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import model_from_dict
+from . import MODELS, capabilities_of
 from .backtest import ratio_of
-from .intervals import interval
+from .base import iterations
 
 ANSWER = "answer"
 # Kernel bandwidth in log2 of the extrapolation ratio: records a doubling away weigh e^-1/2.
@@ -56,6 +56,9 @@ class Records:
     error: dict[str, np.ndarray]
     weight: dict[str, np.ndarray]
     key: dict[str, list[tuple]]
+    # Mean |log(measured / predicted)| on the network's own training points: the score inside
+    # the measured range (ratio 1), where a question is interpolation.
+    inside: dict[str, float]
 
     @property
     def empty(self) -> bool:
@@ -74,12 +77,30 @@ def records_of(artifact: dict, network: str, models: list[str]) -> Records:
             for row in rows:
                 value = row["log_error"]
                 r.append(row["ratio"])
-                e.append(FAILED_LOG_ERROR if value is None else float(np.clip(value, -FAILED_LOG_ERROR, FAILED_LOG_ERROR)))
+                e.append(
+                    FAILED_LOG_ERROR
+                    if value is None
+                    else float(np.clip(value, -FAILED_LOG_ERROR, FAILED_LOG_ERROR))
+                )
                 w.append(own)
-                k.append((other, row["train_max_procs"], row["nodes"], row["procs"], row["batch_size"]))
+                k.append(
+                    (other, row["train_max_procs"], row["nodes"], row["procs"], row["batch_size"])
+                )
         ratio[name], error[name] = np.asarray(r, float), np.asarray(e, float)
         weight[name], key[name] = np.asarray(w, float), k
-    return Records(ratio, error, weight, key)
+    return Records(ratio, error, weight, key, _training_errors(artifact, network, models))
+
+
+def _training_errors(artifact: dict, network: str, models: list[str]) -> dict[str, float]:
+    entries = artifact.get("networks", {}).get(network, {}).get("models", {})
+    found = {}
+    for name in models:
+        stored = (entries.get(name, {}).get("interval") or {}).get("relative_residuals") or []
+        logs = np.abs(np.log1p(np.asarray(stored, float)))
+        logs = logs[np.isfinite(logs)]
+        if logs.size:
+            found[name] = float(logs.mean())
+    return found
 
 
 def kernel(ratios: np.ndarray, at: float) -> np.ndarray:
@@ -87,7 +108,10 @@ def kernel(ratios: np.ndarray, at: float) -> np.ndarray:
 
 
 def scores(records: Records, at: float) -> dict[str, float]:
-    """Each model's kernel-weighted mean |log error| at ratio ``at`` (models with records)."""
+    """Each model's kernel-weighted mean |log error| in the backtest at ratio ``at`` (models
+    with records); inside the measured range (``at`` <= 1), its training error."""
+    if at <= 1.0 and records.inside:
+        return dict(records.inside)
     found = {}
     for name, ratios in records.ratio.items():
         if ratios.size == 0:
@@ -169,7 +193,9 @@ def training_quantile(artifact: dict, network: str, weights: dict, level: float)
     """The ``level`` quantile of the answer's training residuals (|log measured/predicted|)."""
     models = artifact["networks"][network]["models"]
     residuals = [
-        np.log1p(np.asarray((models[m].get("interval") or {}).get("relative_residuals") or [], float))
+        np.log1p(
+            np.asarray((models[m].get("interval") or {}).get("relative_residuals") or [], float)
+        )
         for m in weights
     ]
     sizes = {r.size for r in residuals}
@@ -199,7 +225,9 @@ class Calibration:
         nearest = float(self.ratios.min())
         top = float(self.ratios.max())
         at = min(max(ratio, nearest), top)
-        width = weighted_quantile(np.abs(self.errors), kernel(self.ratios, at) * self.weights, level)
+        width = weighted_quantile(
+            np.abs(self.errors), kernel(self.ratios, at) * self.weights, level
+        )
         if ratio > top:
             width *= math.log2(2.0 * ratio) / math.log2(2.0 * top)
         elif ratio < nearest:
@@ -212,7 +240,9 @@ def calibration(artifact: dict, network: str, level: float) -> Calibration:
     fitted = fitted_models(artifact, network)
     records = records_of(artifact, network, fitted)
     ratios, errors, weights = answer_errors(records, fitted)
-    inside = training_quantile(artifact, network, weights_at(artifact, network, 1.0, records), level)
+    inside = training_quantile(
+        artifact, network, weights_at(artifact, network, 1.0, records), level
+    )
     return Calibration(ratios, errors, weights, inside)
 
 
@@ -234,6 +264,13 @@ def answer_table(
     """The answer at each row, in :func:`dlperf.models.prediction.prediction_table`'s columns,
     plus ``ratio`` and ``models`` (the weights, as text). ``model_table(name, rows)`` is one
     model's prediction table (with its bootstrap interval)."""
+    if network not in artifact.get("networks", {}):
+        raise KeyError(
+            f"the artifact for {artifact.get('framework')} has no network {network!r}, so there "
+            f"is no answer for it; it has {', '.join(artifact.get('networks', {})) or 'none'}. "
+            "Pick one with --network, or predict an unseen network with --model-name "
+            "generic_xnet"
+        )
     fitted = fitted_models(artifact, network)
     if not fitted:
         reasons = {
@@ -248,12 +285,18 @@ def answer_table(
     records = records_of(artifact, network, fitted)
     calibrated = calibration(artifact, network, level)
     ratios = asked_ratios(artifact, network, rows)
+    longer = other_epochs(artifact, network, rows)
     tables: dict[str, pd.DataFrame] = {}
     out = None
-    for ratio in np.unique(ratios):
-        at = np.flatnonzero(ratios == ratio)
+    for ratio, other in sorted(set(zip(ratios, longer, strict=True))):
+        at = np.flatnonzero((ratios == ratio) & (longer == other))
+        candidates = per_iteration_models(fitted) if other else fitted
         weights = _usable(
-            weights_from(scores(records, float(ratio)), fitted), tables, model_table, rows, at
+            weights_from(scores(records, float(ratio)), candidates or fitted),
+            tables,
+            model_table,
+            rows,
+            at,
         )
         if not weights:
             raise ValueError(
@@ -270,6 +313,20 @@ def answer_table(
         part["models"] = describe(weights)
         out = part if out is None else pd.concat([out, part])
     return out.sort_index()
+
+
+def other_epochs(artifact: dict, network: str, rows: pd.DataFrame) -> np.ndarray:
+    """Per row: whether it asks for an epoch of more or fewer iterations than any measured."""
+    span = (artifact["networks"][network].get("measured") or {}).get("iterations")
+    if not span:
+        return np.zeros(len(rows), bool)
+    asked = iterations(rows)
+    return (asked < span[0]) | (asked > span[1])
+
+
+def per_iteration_models(names: list[str]) -> list[str]:
+    """The models whose epoch time is iterations x per-iteration time (capabilities)."""
+    return [n for n in names if n in MODELS and capabilities_of(MODELS[n]).per_iteration]
 
 
 def _usable(weights: dict, cache: dict, model_table, rows: pd.DataFrame, at: np.ndarray) -> dict:
@@ -352,7 +409,11 @@ def answer_block(artifact: dict, network: str) -> dict:
             "models weighted by score^-2, the score being the mean |log error| when refitted on "
             "fewer worker counts and asked beyond them at a comparable ratio; only models within "
             f"{WITHIN_BEST:g}x of the best score take part"
-            + ("" if own else " (this network's own series could not be backtested: other networks' records)")
+            + (
+                ""
+                if own
+                else " (this network's own series could not be backtested: other networks' records)"
+            )
         )
     by_ratio = []
     for ratio in DESCRIBED_RATIOS:

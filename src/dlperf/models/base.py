@@ -78,6 +78,10 @@ class Capabilities:
     min_levels: dict[str, int] = field(default_factory=dict)
     # It says where the time goes: ``term_seconds(rows)`` gives each term's seconds.
     has_breakdown: bool = False
+    # Its epoch time is I(p, b, d) iterations times a per-iteration time (plus a fixed part), so
+    # it predicts an epoch of more iterations than measured by construction; a model of epoch
+    # time in d directly learns nothing of d where the data size never varied on its own.
+    per_iteration: bool = False
 
 
 class PerformanceModel(ABC):

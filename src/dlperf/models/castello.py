@@ -54,6 +54,7 @@ class CastelloModel(PerformanceModel):
     capabilities = Capabilities(
         uses_network_features=True,
         extrapolates_in=frozenset({"procs", "batch_size", "data_size"}),
+        per_iteration=True,
     )
 
     def __init__(self, seed: int = 0) -> None:

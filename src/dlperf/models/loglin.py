@@ -63,7 +63,9 @@ class LogLinearModel(PerformanceModel):
     name = "loglin"
     description = "loglin: I * (a + c log2 p) per batch size; a + c log2 b per worker count"
     min_points = 2
-    capabilities = Capabilities(extrapolates_in=frozenset({"procs", "batch_size", "data_size"}))
+    capabilities = Capabilities(
+        extrapolates_in=frozenset({"procs", "batch_size", "data_size"}), per_iteration=True
+    )
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed

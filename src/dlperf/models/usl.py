@@ -42,7 +42,9 @@ class USLModel(PerformanceModel):
     description = "USL: I * (alpha + beta b) (1 + sigma (p-1) + kappa p (p-1))"
     min_points = 2
     capabilities = Capabilities(
-        extrapolates_in=frozenset({"procs", "batch_size", "data_size"}), min_levels={"procs": 2}
+        extrapolates_in=frozenset({"procs", "batch_size", "data_size"}),
+        min_levels={"procs": 2},
+        per_iteration=True,
     )
 
     def __init__(self, seed: int = 0) -> None:

@@ -132,8 +132,13 @@ def answer_figure(
     fig, axes = figures._figure(1, 1, 4.6, 3.0)
     ax = axes[0, 0]
     ax.fill_between(
-        grid["procs"], table["epoch_time_lo_s"], table["epoch_time_hi_s"], alpha=0.25,
-        color="tab:blue", lw=0, label=f"{INTERVAL_LEVEL:.0%} interval",
+        grid["procs"],
+        table["epoch_time_lo_s"],
+        table["epoch_time_hi_s"],
+        alpha=0.25,
+        color="tab:blue",
+        lw=0,
+        label=f"{INTERVAL_LEVEL:.0%} interval",
     )
     ax.plot(grid["procs"], table["epoch_time_s"], "-", color="tab:blue", lw=1.2, label="answer")
     measured = points[(points["batch_size"] == batch) & (points["data_size"] == data)]
