@@ -408,7 +408,8 @@ def answer_block(artifact: dict, network: str) -> dict:
         why = (
             "models weighted by score^-2, the score being the mean |log error| when refitted on "
             "fewer worker counts and asked beyond them at a comparable ratio; only models within "
-            f"{WITHIN_BEST:g}x of the best score take part"
+            f"{WITHIN_BEST:g}x of the best score take part (inside the measured range the score "
+            "is the training error)"
             + (
                 ""
                 if own

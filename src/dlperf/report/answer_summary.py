@@ -80,8 +80,10 @@ def answer_line(found: AnswerAt | None, belief: Belief | None, error: str = "") 
         if found.ratio <= 1
         else f"{found.ratio:.3g}× beyond the largest measured worker or node count"
     )
+    workers = f"{row['procs']} worker{'s' if row['procs'] > 1 else ''}"
+    nodes = f"{row['nodes']} node{'s' if row['nodes'] > 1 else ''}"
     text = (
-        f"at {row['procs']} workers on {row['nodes']} node(s) (b={row['batch_size']}, "
+        f"at {workers} on {nodes} (b={row['batch_size']}, "
         f"d={row['data_size']}; {where}) an epoch takes {found.predicted_s:.3g} s, "
         f"{INTERVAL_LEVEL:.0%} interval {found.lo_s:.3g}–{found.hi_s:.3g} s; from "
         f"{found.models}. Why these: {found.why}."
@@ -114,11 +116,15 @@ def noise_check(belief: Belief | None) -> str:
 def answer_figure(
     framework: str, network: str, points: pd.DataFrame, artifact: dict, target: dict
 ) -> Figure:
-    """Epoch time against workers: the measured points of the target's batch and data size,
-    the answer and its band from 1 worker to the target, the measured range marked."""
-    batch, data = int(target["batch_size"]), int(target["data_size"])
+    """Epoch time against workers at the largest measured data size and the target's batch (the
+    largest measured when it was not measured): the measured points, the answer and its band
+    from 1 worker to the target (at least :data:`DEFAULT_REACH` times the measured workers)."""
+    data = int(points["data_size"].max())
+    batch = int(target["batch_size"])
+    if batch not in set(points["batch_size"].astype(int)):
+        batch = int(points["batch_size"].max())
     top = int(points["procs"].max())
-    reach = max(int(target["procs"]), 2 * top)
+    reach = max(int(target["procs"]), DEFAULT_REACH * top)
     grid = figures.prediction_grid(points, batch, data)
     more = np.unique(np.geomspace(max(top, 1), reach, 12).round().astype(int))
     per_node = max(1, int((points["procs"] / points["nodes"]).max()))
@@ -146,6 +152,9 @@ def answer_figure(
     ax.axvline(top, color="grey", lw=0.8, ls=":")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    ticks = [2**k for k in range(int(math.log2(reach)) + 1)]
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    figures._plain_log_ticks(ax.yaxis)
     ax.set_xlabel("workers p")
     ax.set_ylabel("epoch time [s]")
     ax.set_title(f"{framework} / {network}: the answer, b={batch}, d={data}", fontsize=8)
