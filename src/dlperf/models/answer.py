@@ -2,19 +2,17 @@
 (docs/model.md, "The answer").
 
 For a configuration asked at extrapolation ratio r (:func:`dlperf.models.backtest.ratio_of`
-against the measured range), each model's *score* is its mean absolute log error in the
-backtest at ratios near r (a Gaussian kernel in log2 of the ratio, bandwidth one doubling), over
-this network's records and, at :data:`POOLED_WEIGHT`, the other networks' of the artifact. The
-answer is the geometric mean of the models whose score is within :data:`WITHIN_BEST` of the
-best, weighted by score^-2 (inverse mean squared error weighting of forecast combination).
+against the measured range), the answer is the weighted geometric mean of the models
+:mod:`dlperf.models.answer_weights` chooses (by their backtest errors near r; inside the range
+by their training errors), or their median when no backtest was possible.
 
 Its interval is conformal: the answer's own backtest errors (the same combination applied to
 the records), their ``level`` quantile at ratios near r with the finite-sample correction
 (n + 1) / n, widened as log(2r) / log(2 r_top) beyond the largest ratio r_top the backtest
-reached, and never narrower than the spread of the combined models at the row (form
-uncertainty) nor than the first model's bootstrap interval (constants uncertainty). Inside the
-measured range (r = 1) the quantile is that of the answer's training residuals.
-"""
+reached, and never narrower than the weighted spread of the combined models at the row (form
+uncertainty) nor than the leading model's bootstrap interval (constants uncertainty). Inside the
+measured range (r = 1) the quantile is that of the answer's training residuals. Without a
+backtest the half-width is the models' full spread plus a distance term per doubling."""
 
 from __future__ import annotations
 
@@ -25,129 +23,28 @@ import numpy as np
 import pandas as pd
 
 from . import MODELS, capabilities_of
+from .answer_weights import (
+    WITHIN_BEST,
+    Records,
+    fitted_models,
+    kernel,
+    records_of,
+    scores,
+    weights_at,
+    weights_from,
+)
 from .backtest import ratio_of
 from .base import iterations
 
 ANSWER = "answer"
-# Kernel bandwidth in log2 of the extrapolation ratio: records a doubling away weigh e^-1/2.
-BANDWIDTH = 1.0
-# Weight of the other networks' backtest records beside this network's own.
-POOLED_WEIGHT = 0.25
-# Models whose backtest score is within this factor of the best one take part.
-WITHIN_BEST = 2.0
-# A backtest prediction that was not positive counts as this log error (a factor e^3 ~ 20).
-FAILED_LOG_ERROR = 3.0
 # The weighted spread of the combined models' log times, times this (a normal 90 % quantile),
 # is the least half-width of the interval: the forms the data cannot tell apart.
 SPREAD_Z = 1.645
-# Without any backtest record (two measured worker counts everywhere): the log error the answer
-# is assumed to reach per doubling beyond the measured range, beside the models' own spread.
-# Measured by benchmarks/answer_backtest.py as the 90th percentile of the answer's errors per
-# doubling on the published tables (docs/model.md).
-PRIOR_LOG_ERROR_PER_DOUBLING = 0.08
-
-
-@dataclass(frozen=True)
-class Records:
-    """Backtest errors of every model: ratio, signed log error (capped), record weight and key
-    (network, cutoff, nodes, procs, batch_size)."""
-
-    ratio: dict[str, np.ndarray]
-    error: dict[str, np.ndarray]
-    weight: dict[str, np.ndarray]
-    key: dict[str, list[tuple]]
-    # Mean |log(measured / predicted)| on the network's own training points: the score inside
-    # the measured range (ratio 1), where a question is interpolation.
-    inside: dict[str, float]
-
-    @property
-    def empty(self) -> bool:
-        return not any(len(v) for v in self.ratio.values())
-
-
-def records_of(artifact: dict, network: str, models: list[str]) -> Records:
-    """The backtest records of ``models``: this network's at weight 1, the others' at
-    :data:`POOLED_WEIGHT`."""
-    ratio, error, weight, key = {}, {}, {}, {}
-    for name in models:
-        r, e, w, k = [], [], [], []
-        for other, info in artifact.get("networks", {}).items():
-            rows = ((info.get("backtest") or {}).get("models") or {}).get(name) or []
-            own = 1.0 if other == network else POOLED_WEIGHT
-            for row in rows:
-                value = row["log_error"]
-                r.append(row["ratio"])
-                e.append(
-                    FAILED_LOG_ERROR
-                    if value is None
-                    else float(np.clip(value, -FAILED_LOG_ERROR, FAILED_LOG_ERROR))
-                )
-                w.append(own)
-                k.append(
-                    (other, row["train_max_procs"], row["nodes"], row["procs"], row["batch_size"])
-                )
-        ratio[name], error[name] = np.asarray(r, float), np.asarray(e, float)
-        weight[name], key[name] = np.asarray(w, float), k
-    return Records(ratio, error, weight, key, _training_errors(artifact, network, models))
-
-
-def _training_errors(artifact: dict, network: str, models: list[str]) -> dict[str, float]:
-    entries = artifact.get("networks", {}).get(network, {}).get("models", {})
-    found = {}
-    for name in models:
-        stored = (entries.get(name, {}).get("interval") or {}).get("relative_residuals") or []
-        logs = np.abs(np.log1p(np.asarray(stored, float)))
-        logs = logs[np.isfinite(logs)]
-        if logs.size:
-            found[name] = float(logs.mean())
-    return found
-
-
-def kernel(ratios: np.ndarray, at: float) -> np.ndarray:
-    return np.exp(-0.5 * ((np.log2(ratios) - math.log2(at)) / BANDWIDTH) ** 2)
-
-
-def scores(records: Records, at: float) -> dict[str, float]:
-    """Each model's kernel-weighted mean |log error| in the backtest at ratio ``at`` (models
-    with records); inside the measured range (``at`` <= 1), its training error."""
-    if at <= 1.0 and records.inside:
-        return dict(records.inside)
-    found = {}
-    for name, ratios in records.ratio.items():
-        if ratios.size == 0:
-            continue
-        w = kernel(ratios, at) * records.weight[name]
-        if w.sum() > 0:
-            found[name] = float(np.sum(w * np.abs(records.error[name])) / w.sum())
-    return found
-
-
-def weights_from(found: dict[str, float], fitted: list[str]) -> dict[str, float]:
-    """score^-2 weights of the models within :data:`WITHIN_BEST` of the best score. When no
-    model has a score (no backtest was possible), every fitted model is a candidate and the
-    answer is their median (:func:`median_weights`)."""
-    usable = {m: s for m, s in found.items() if m in fitted}
-    if not usable:
-        return {m: 0.0 for m in fitted}
-    best = min(usable.values())
-    floor = max(best, 1e-3)  # a perfect backtest must not take every weight by division by 0
-    kept = {m: max(s, floor) ** -2 for m, s in usable.items() if s <= WITHIN_BEST * floor}
-    total = sum(kept.values())
-    return {m: w / total for m, w in sorted(kept.items())}
-
-
-def fitted_models(artifact: dict, network: str) -> list[str]:
-    models = artifact.get("networks", {}).get(network, {}).get("models", {})
-    return sorted(n for n, e in models.items() if e.get("status") == "ok")
-
-
-def weights_at(artifact: dict, network: str, ratio: float, records: Records | None = None) -> dict:
-    """The answer's models and weights for a question at extrapolation ratio ``ratio``."""
-    fitted = fitted_models(artifact, network)
-    if not fitted:
-        return {}
-    records = records_of(artifact, network, fitted) if records is None else records
-    return weights_from(scores(records, ratio), fitted)
+# Without any backtest record (two measured worker counts everywhere): the log error added to the
+# models' spread per doubling beyond the measured range. Chosen on the published tables' series
+# measured at two worker counts (benchmarks/answer_backtest.py, train <= p_max/4: 0.04 covered
+# 83-94 %, 0.06 85-98 %, 0.08 88-99 % at widths up to 59 %; docs/model.md).
+PRIOR_LOG_ERROR_PER_DOUBLING = 0.06
 
 
 def answer_errors(records: Records, fitted: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -221,6 +118,7 @@ class Calibration:
 
     def half_width(self, ratio: float, level: float) -> float:
         if self.ratios.size == 0:
+            # Added to the models' spread (_combine): nothing calibrates it.
             return self.inside + PRIOR_LOG_ERROR_PER_DOUBLING * math.log2(ratio)
         nearest = float(self.ratios.min())
         top = float(self.ratios.max())
@@ -369,7 +267,8 @@ def _combine(tables: dict[str, pd.DataFrame], weights: dict, at: np.ndarray, wid
         # outlier, and every model's distance from it is form uncertainty.
         center = np.median(logs, axis=0)
         spread = np.max(np.abs(logs - center), axis=0)
-    half = np.maximum(width, spread)
+    # Without a backtest nothing calibrates the models' spread: the distance term adds to it.
+    half = np.maximum(width, spread) if w.sum() > 0 else width + spread
     lo, hi = np.exp(center - half), np.exp(center + half)
     boot_lo = first["epoch_time_lo_s"].to_numpy(float)
     boot_hi = first["epoch_time_hi_s"].to_numpy(float)
@@ -401,8 +300,8 @@ def answer_block(artifact: dict, network: str) -> dict:
     elif records.empty:
         why = (
             "no backtest was possible (fewer than 3 measured worker counts in every series): "
-            "the answer is the median of the fitted models, its interval their spread widened "
-            f"by {PRIOR_LOG_ERROR_PER_DOUBLING:g} in log time per doubling beyond the range"
+            "the answer is the median of the fitted models, its interval their spread plus "
+            f"{PRIOR_LOG_ERROR_PER_DOUBLING:g} in log time per doubling beyond the range"
         )
     else:
         why = (

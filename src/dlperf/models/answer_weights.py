@@ -1,0 +1,127 @@
+"""Which models make the answer, and with what weight (docs/model.md, "The answer").
+
+A model's *score* at extrapolation ratio r is its mean absolute log error in the backtest
+(:mod:`dlperf.models.backtest`) at ratios near r: a Gaussian kernel in log2 of the ratio,
+bandwidth one doubling, over this network's records and, at :data:`POOLED_WEIGHT`, the other
+networks' of the artifact. Inside the measured range (r = 1) it is the model's training error.
+The models within :data:`WITHIN_BEST` of the best score take part, weighted by score^-2.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+# Kernel bandwidth in log2 of the extrapolation ratio: records a doubling away weigh e^-1/2.
+BANDWIDTH = 1.0
+# Weight of the other networks' backtest records beside this network's own.
+POOLED_WEIGHT = 0.25
+# Models whose backtest score is within this factor of the best one take part.
+WITHIN_BEST = 2.0
+# A backtest prediction that was not positive counts as this log error (a factor e^3 ~ 20).
+FAILED_LOG_ERROR = 3.0
+
+
+@dataclass(frozen=True)
+class Records:
+    """Backtest errors of every model: ratio, signed log error (capped), record weight and key
+    (network, cutoff, nodes, procs, batch_size)."""
+
+    ratio: dict[str, np.ndarray]
+    error: dict[str, np.ndarray]
+    weight: dict[str, np.ndarray]
+    key: dict[str, list[tuple]]
+    # Mean |log(measured / predicted)| on the network's own training points: the score inside
+    # the measured range (ratio 1), where a question is interpolation.
+    inside: dict[str, float]
+
+    @property
+    def empty(self) -> bool:
+        return not any(len(v) for v in self.ratio.values())
+
+
+def records_of(artifact: dict, network: str, models: list[str]) -> Records:
+    """The backtest records of ``models``: this network's at weight 1, the others' at
+    :data:`POOLED_WEIGHT`."""
+    ratio, error, weight, key = {}, {}, {}, {}
+    for name in models:
+        r, e, w, k = [], [], [], []
+        for other, info in artifact.get("networks", {}).items():
+            rows = ((info.get("backtest") or {}).get("models") or {}).get(name) or []
+            own = 1.0 if other == network else POOLED_WEIGHT
+            for row in rows:
+                value = row["log_error"]
+                r.append(row["ratio"])
+                e.append(
+                    FAILED_LOG_ERROR
+                    if value is None
+                    else float(np.clip(value, -FAILED_LOG_ERROR, FAILED_LOG_ERROR))
+                )
+                w.append(own)
+                k.append(
+                    (other, row["train_max_procs"], row["nodes"], row["procs"], row["batch_size"])
+                )
+        ratio[name], error[name] = np.asarray(r, float), np.asarray(e, float)
+        weight[name], key[name] = np.asarray(w, float), k
+    return Records(ratio, error, weight, key, _training_errors(artifact, network, models))
+
+
+def _training_errors(artifact: dict, network: str, models: list[str]) -> dict[str, float]:
+    entries = artifact.get("networks", {}).get(network, {}).get("models", {})
+    found = {}
+    for name in models:
+        stored = (entries.get(name, {}).get("interval") or {}).get("relative_residuals") or []
+        logs = np.abs(np.log1p(np.asarray(stored, float)))
+        logs = logs[np.isfinite(logs)]
+        if logs.size:
+            found[name] = float(logs.mean())
+    return found
+
+
+def kernel(ratios: np.ndarray, at: float) -> np.ndarray:
+    return np.exp(-0.5 * ((np.log2(ratios) - math.log2(at)) / BANDWIDTH) ** 2)
+
+
+def scores(records: Records, at: float) -> dict[str, float]:
+    """Each model's kernel-weighted mean |log error| in the backtest at ratio ``at`` (models
+    with records); inside the measured range (``at`` <= 1), its training error."""
+    if at <= 1.0 and records.inside:
+        return dict(records.inside)
+    found = {}
+    for name, ratios in records.ratio.items():
+        if ratios.size == 0:
+            continue
+        w = kernel(ratios, at) * records.weight[name]
+        if w.sum() > 0:
+            found[name] = float(np.sum(w * np.abs(records.error[name])) / w.sum())
+    return found
+
+
+def weights_from(found: dict[str, float], fitted: list[str]) -> dict[str, float]:
+    """score^-2 weights of the models within :data:`WITHIN_BEST` of the best score. When no
+    model has a score (no backtest was possible), every fitted model is a candidate and the
+    answer is their median (:func:`median_weights`)."""
+    usable = {m: s for m, s in found.items() if m in fitted}
+    if not usable:
+        return {m: 0.0 for m in fitted}
+    best = min(usable.values())
+    floor = max(best, 1e-3)  # a perfect backtest must not take every weight by division by 0
+    kept = {m: max(s, floor) ** -2 for m, s in usable.items() if s <= WITHIN_BEST * floor}
+    total = sum(kept.values())
+    return {m: w / total for m, w in sorted(kept.items())}
+
+
+def fitted_models(artifact: dict, network: str) -> list[str]:
+    models = artifact.get("networks", {}).get(network, {}).get("models", {})
+    return sorted(n for n, e in models.items() if e.get("status") == "ok")
+
+
+def weights_at(artifact: dict, network: str, ratio: float, records: Records | None = None) -> dict:
+    """The answer's models and weights for a question at extrapolation ratio ``ratio``."""
+    fitted = fitted_models(artifact, network)
+    if not fitted:
+        return {}
+    records = records_of(artifact, network, fitted) if records is None else records
+    return weights_from(scores(records, ratio), fitted)
