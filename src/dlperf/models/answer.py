@@ -45,6 +45,8 @@ SPREAD_Z = 1.645
 # measured at two worker counts (benchmarks/answer_backtest.py, train <= p_max/4: 0.04 covered
 # 83-94 %, 0.06 85-98 %, 0.08 88-99 % at widths up to 59 %; docs/model.md).
 PRIOR_LOG_ERROR_PER_DOUBLING = 0.06
+# Rows whose extrapolation ratios lie within 1/RATIO_STEPS of a doubling share weights and width.
+RATIO_STEPS = 16
 
 
 def answer_errors(records: Records, fitted: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -184,10 +186,14 @@ def answer_table(
     calibrated = calibration(artifact, network, level)
     ratios = asked_ratios(artifact, network, rows)
     longer = other_epochs(artifact, network, rows)
+    # Weights and widths change little within a fraction of a doubling: rows are grouped by
+    # their ratio rounded to 1/RATIO_STEPS of a doubling, so a plan over many layouts stays quick.
+    steps = np.round(np.log2(ratios) * RATIO_STEPS).astype(int)
     tables: dict[str, pd.DataFrame] = {}
-    out = None
-    for ratio, other in sorted(set(zip(ratios, longer, strict=True))):
-        at = np.flatnonzero((ratios == ratio) & (longer == other))
+    parts = []
+    for step, other in sorted(set(zip(steps, longer, strict=True))):
+        at = np.flatnonzero((steps == step) & (longer == other))
+        ratio = 2.0 ** (step / RATIO_STEPS)
         candidates = per_iteration_models(fitted) if other else fitted
         weights = _usable(
             weights_from(scores(records, float(ratio)), candidates or fitted),
@@ -207,10 +213,10 @@ def answer_table(
             at,
             calibrated.half_width(float(ratio), level),
         )
-        part["ratio"] = float(ratio)
+        part["ratio"] = ratios[at]
         part["models"] = describe(weights)
-        out = part if out is None else pd.concat([out, part])
-    return out.sort_index()
+        parts.append(part)
+    return pd.concat(parts).sort_index()
 
 
 def other_epochs(artifact: dict, network: str, rows: pd.DataFrame) -> np.ndarray:

@@ -20,6 +20,9 @@ BANDWIDTH = 1.0
 POOLED_WEIGHT = 0.25
 # Models whose backtest score is within this factor of the best one take part.
 WITHIN_BEST = 2.0
+# Records weigh (worker counts trained on)^this: the larger cutoffs are more like the answer's
+# own fit on every measured count.
+TRAINED_LEVELS_POWER = 2.0
 # A backtest prediction that was not positive counts as this log error (a factor e^3 ~ 20).
 FAILED_LOG_ERROR = 3.0
 
@@ -51,6 +54,7 @@ def records_of(artifact: dict, network: str, models: list[str]) -> Records:
         for other, info in artifact.get("networks", {}).items():
             rows = ((info.get("backtest") or {}).get("models") or {}).get(name) or []
             own = 1.0 if other == network else POOLED_WEIGHT
+            levels = np.asarray((info.get("measured") or {}).get("procs") or [], float)
             for row in rows:
                 value = row["log_error"]
                 r.append(row["ratio"])
@@ -59,7 +63,9 @@ def records_of(artifact: dict, network: str, models: list[str]) -> Records:
                     if value is None
                     else float(np.clip(value, -FAILED_LOG_ERROR, FAILED_LOG_ERROR))
                 )
-                w.append(own)
+                # A refit on more worker counts is more like the fit that answers.
+                trained = max(1, int(np.sum(levels <= row["train_max_procs"])))
+                w.append(own * trained**TRAINED_LEVELS_POWER)
                 k.append(
                     (other, row["train_max_procs"], row["nodes"], row["procs"], row["batch_size"])
                 )
