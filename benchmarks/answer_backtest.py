@@ -9,7 +9,7 @@ the share of held-out points answered, MAPE, coverage of the 90 % interval and i
 width (hi - lo over the prediction). Series with fewer than three worker counts cannot be cut
 and are left out (the count is printed).
 
-    .venv/bin/python benchmarks/answer_backtest.py --shared ../shared/data --write docs/model.md
+    .venv/bin/python benchmarks/answer_backtest.py --write docs/model.md
 """
 
 from __future__ import annotations
@@ -139,6 +139,17 @@ def run_table(
     return header, summarise(pd.concat(frames, ignore_index=True))
 
 
+def against_best(table: pd.DataFrame) -> str:
+    """The answer's MAPE over the best single model's in hindsight (among the models that
+    answered every held-out point), e.g. 'answer / castello 1.04'."""
+    whole = table[(table["answered"] == 100) & (table["model"] != ANSWER)]
+    answer = table.set_index("model").loc[ANSWER, "mape"]
+    if whole.empty:
+        return "no single model answered every point"
+    best = whole.sort_values("mape").iloc[0]
+    return f"answer / best single ({best['model']}) MAPE {answer / best['mape']:.2f}"
+
+
 def markdown(results: list[tuple[str, pd.DataFrame | None]]) -> str:
     lines = [
         "| table | model | answered % | MAPE % | 90 % interval covers % | median width % |",
@@ -146,9 +157,10 @@ def markdown(results: list[tuple[str, pd.DataFrame | None]]) -> str:
     ]
     notes = []
     for header, table in results:
-        notes.append(f"- {header}")
         if table is None:
+            notes.append(f"- {header}")
             continue
+        notes.append(f"- {header}; {against_best(table)}")
         short = header.split(": ")[0]
         for row in table.itertuples(index=False):
             name = f"**{row.model}**" if row.model == ANSWER else row.model
@@ -178,10 +190,11 @@ def main(argv: list[str] | None = None) -> int:
             print(header, flush=True)
             if table is not None:
                 print(table.to_string(index=False, float_format=lambda v: f"{v:.2f}"), flush=True)
+                print(against_best(table), flush=True)
             results.append((header, table))
     text = markdown(results)
     if args.write is not None:
-        command = "python benchmarks/answer_backtest.py " + " ".join(argv or sys.argv[1:])
+        command = ".venv/bin/python benchmarks/answer_backtest.py " + " ".join(argv or sys.argv[1:])
         write_between_markers(args.write, "answer", f"Measured with `{command}`.\n\n{text}")
     return 0
 
