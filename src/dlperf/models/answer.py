@@ -42,9 +42,10 @@ ANSWER = "answer"
 SPREAD_Z = 1.645
 # Without any backtest record (two measured worker counts everywhere): the log error added to the
 # models' spread per doubling beyond the measured range. Chosen on the published tables' series
-# measured at two worker counts (benchmarks/answer_backtest.py, train <= p_max/4: 0.04 covered
-# 83-94 %, 0.06 85-98 %, 0.08 88-99 % at widths up to 59 %; docs/model.md).
-PRIOR_LOG_ERROR_PER_DOUBLING = 0.06
+# measured at two worker counts (benchmarks/answer_backtest.py; the models chosen by training
+# error): 0.06 covered 70-98 % of their held-out points, 0.08 70-99 %, 0.10 90-100 % at median
+# widths 29-57 % (docs/model.md).
+PRIOR_LOG_ERROR_PER_DOUBLING = 0.10
 # Rows whose extrapolation ratios lie within 1/RATIO_STEPS of a doubling share weights and width.
 RATIO_STEPS = 16
 
@@ -196,7 +197,7 @@ def answer_table(
         ratio = 2.0 ** (step / RATIO_STEPS)
         candidates = per_iteration_models(fitted) if other else fitted
         weights = _usable(
-            weights_from(scores(records, float(ratio)), candidates or fitted),
+            weights_from(scores(records, float(ratio)), candidates or fitted, records.inside),
             tables,
             model_table,
             rows,
@@ -306,7 +307,8 @@ def answer_block(artifact: dict, network: str) -> dict:
     elif records.empty:
         why = (
             "no backtest was possible (fewer than 3 measured worker counts in every series): "
-            "the answer is the median of the fitted models, its interval their spread plus "
+            "the answer is the median of the models whose training error is within "
+            f"{WITHIN_BEST:g}x of the best, its interval their spread plus "
             f"{PRIOR_LOG_ERROR_PER_DOUBLING:g} in log time per doubling beyond the range"
         )
     else:
@@ -327,7 +329,7 @@ def answer_block(artifact: dict, network: str) -> dict:
         by_ratio.append(
             {
                 "ratio": ratio,
-                "weights": weights_from(found, fitted) if fitted else {},
+                "weights": weights_from(found, fitted, records.inside) if fitted else {},
                 "scores": {m: round(v, 6) for m, v in sorted(found.items())},
             }
         )

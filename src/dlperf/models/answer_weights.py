@@ -23,6 +23,8 @@ WITHIN_BEST = 2.0
 # Records weigh (worker counts trained on)^this: the larger cutoffs are more like the answer's
 # own fit on every measured count.
 TRAINED_LEVELS_POWER = 2.0
+# Training errors (mean |log error|) below this are all alike: an exact fit of two points.
+TRAINING_ERROR_FLOOR = 0.01
 # A backtest prediction that was not positive counts as this log error (a factor e^3 ~ 20).
 FAILED_LOG_ERROR = 3.0
 
@@ -105,13 +107,20 @@ def scores(records: Records, at: float) -> dict[str, float]:
     return found
 
 
-def weights_from(found: dict[str, float], fitted: list[str]) -> dict[str, float]:
+def weights_from(
+    found: dict[str, float], fitted: list[str], inside: dict[str, float] | None = None
+) -> dict[str, float]:
     """score^-2 weights of the models within :data:`WITHIN_BEST` of the best score. When no
-    model has a score (no backtest was possible), every fitted model is a candidate and the
-    answer is their median (:func:`median_weights`)."""
+    model has a score (no backtest was possible), the candidates are the models whose training
+    error (``inside``) is within :data:`WITHIN_BEST` of the best (at least
+    :data:`TRAINING_ERROR_FLOOR`), each with weight 0: the answer is then their median."""
     usable = {m: s for m, s in found.items() if m in fitted}
     if not usable:
-        return {m: 0.0 for m in fitted}
+        errors = {m: e for m, e in (inside or {}).items() if m in fitted}
+        if not errors:
+            return {m: 0.0 for m in fitted}
+        limit = WITHIN_BEST * max(min(errors.values()), TRAINING_ERROR_FLOOR)
+        return {m: 0.0 for m in fitted if errors.get(m, math.inf) <= limit}
     best = min(usable.values())
     floor = max(best, 1e-3)  # a perfect backtest must not take every weight by division by 0
     kept = {m: max(s, floor) ** -2 for m, s in usable.items() if s <= WITHIN_BEST * floor}
