@@ -310,7 +310,7 @@ def summary_figure(
     framework: str, network: str, points: pd.DataFrame, curve: Curve | None
 ) -> Figure:
     """Speed-up against workers at the largest data size: measured per batch size, and as the
-    model to believe predicts it up to twice the measured workers."""
+    answer predicts it up to twice the measured workers."""
     data = int(points["data_size"].max())
     at_data = points[points["data_size"] == data]
     batches = sorted(int(b) for b in at_data["batch_size"].unique())

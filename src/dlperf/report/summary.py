@@ -1,6 +1,6 @@
-"""The report's first section: per framework and network, a few lines and one figure that
-answer how it scales, which model to believe, where the time goes, what to run, and what to
-distrust."""
+"""The report's first section: per framework and network, a few lines and two figures that
+answer how it scales, what the answer at the target is (report/answer_summary.py), where the
+time goes, what to run, and what to distrust."""
 
 from __future__ import annotations
 
