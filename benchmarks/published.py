@@ -121,8 +121,8 @@ def mxnet_batch_series(shared: Path = SHARED) -> pd.DataFrame:
 
 
 def accumulation_steps(raw: pd.Series) -> pd.Series:
-    """Gradient-accumulation steps as printed ('32', '64/gpus = 16', empty) -> int >= 1."""
-    text = raw.astype(str).str.extract(r"(\d+)\s*$")[0]
+    """Gradient-accumulation steps as printed ('32', '32.0', '64/gpus = 16', empty) -> int >= 1."""
+    text = raw.astype(str).str.extract(r"(\d+(?:\.\d+)?)\s*$")[0]
     return pd.to_numeric(text, errors="coerce").fillna(1).astype(int).clip(lower=1)
 
 

@@ -178,3 +178,9 @@ def test_the_answer_holds_on_every_published_table():
         covered, answered = coverage(artifact, test[test["framework"] == "pytorch"])
         assert answered == int((test["framework"] == "pytorch").sum()), name
         assert covered >= 0.8, (name, covered)
+
+
+def test_published_accumulation_steps_are_read_as_printed():
+    published = load_benchmark("published")
+    printed = pd.Series([32.0, "64/gpus = 16", None, "8"])
+    assert published.accumulation_steps(printed).tolist() == [32, 16, 1, 8]
