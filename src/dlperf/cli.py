@@ -238,6 +238,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         "procs": args.procs,
         "batch_size": args.batch_size,
         "data_size": args.data_size,
+        "grad_accum_steps": args.grad_accum_steps,
     }
     n_rows = max(len(v) for v in given.values())
     uneven = [f"--{k.replace('_', '-')}" for k, v in given.items() if len(v) not in (1, n_rows)]
@@ -589,6 +590,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=arg.BATCH, nargs="+", required=True, help="per worker")
     p.add_argument(
         "--data-size", type=arg.DATA_SIZE, nargs="+", required=True, help="samples per epoch"
+    )
+    p.add_argument(
+        "--grad-accum-steps",
+        type=arg.COUNT,
+        nargs="+",
+        default=[1],
+        help="micro-batches per optimizer step (--batch-size is then the micro-batch)",
     )
     p.add_argument("--epochs", type=arg.EPOCHS, default=1.0)
     p.add_argument("--level", type=arg.LEVEL, default=0.9, help="prediction-interval level (0.9)")

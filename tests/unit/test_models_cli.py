@@ -355,6 +355,11 @@ def test_predict_answers_by_default_as_the_report_does(workdir, capsys):
     assert (summary.lo_s, summary.hi_s) == pytest.approx(
         (row["epoch_time_lo_s"], row["epoch_time_hi_s"])
     )
+    # Gradient accumulation: the all-reduce once per 4 micro-batches makes an epoch no slower.
+    assert main([*args[:-1], "--grad-accum-steps", "4", "--json"]) == 0
+    (accumulated,) = json.loads(capsys.readouterr().out)["predictions"]
+    assert accumulated["grad_accum_steps"] == 4
+    assert accumulated["epoch_time_s"] <= row["epoch_time_s"] * 1.001
     # --model-name still gives one model.
     assert main([*args[:-1], "--model-name", "usl", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["model"] == "usl"

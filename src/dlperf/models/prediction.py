@@ -65,7 +65,7 @@ def prediction_table(
     rows = with_layout(rows.reset_index(drop=True), layout)
     rows["network"] = rows.get("network", network)
     epoch = np.asarray(model.predict(rows), dtype=float)
-    out = rows[[c for c in ["network"] + FEATURES if c in rows]].copy()
+    out = rows[[c for c in ["network", *FEATURES, "grad_accum_steps"] if c in rows]].copy()
     out["epoch_time_s"] = epoch
     data = rows["data_size"].to_numpy(float)
     with np.errstate(divide="ignore"):
