@@ -24,9 +24,10 @@ PROCS = [1, 2, 4, 8, 16, 32]
 MODELS = {"loglin": {}, "castello": {}, "usl": {}}
 
 
-def known_law(series: int, noise: float, seed: int) -> pd.DataFrame:
+def known_law(series: int, noise: float, seed: int, levels: list[int] = PROCS) -> pd.DataFrame:
+    """``series`` networks measured at ``levels`` workers, one row each."""
     rng = np.random.default_rng(seed)
-    procs = np.array(PROCS, float)
+    procs = np.array(levels, float)
     frames = []
     for k in range(series):
         overhead, comm = rng.uniform(0.05, 0.2), rng.uniform(0.002, 0.02)
@@ -38,9 +39,9 @@ def known_law(series: int, noise: float, seed: int) -> pd.DataFrame:
                     "network": f"net{k}",
                     "device": "cuda",
                     "nodes": 1,
-                    "procs": PROCS,
+                    "procs": levels,
                     "batch_size": 32,
-                    "data_size": [100 * p * 32 for p in PROCS],
+                    "data_size": [100 * p * 32 for p in levels],
                     "epoch_time_s": 100 * t_iter * rng.lognormal(0.0, noise, procs.size),
                 }
             )

@@ -28,25 +28,9 @@ def law(procs, overhead, comm, noise, rng, steps=None):
 
 
 def series(networks: int, procs: list[int], noise: float, seed: int) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    frames = []
-    for k in range(networks):
-        overhead, comm = rng.uniform(0.05, 0.2), rng.uniform(0.002, 0.02)
-        frames.append(
-            pd.DataFrame(
-                {
-                    "framework": "pytorch",
-                    "network": f"net{k}",
-                    "device": "cuda",
-                    "nodes": 1,
-                    "procs": procs,
-                    "batch_size": 32,
-                    "data_size": [100 * p * 32 for p in procs],
-                    "epoch_time_s": law(procs, overhead, comm, noise, rng),
-                }
-            )
-        )
-    return pd.concat(frames, ignore_index=True)
+    """Networks of a known law, t_iter = a + c log2 p with lognormal noise (the calibration
+    benchmark's)."""
+    return load_benchmark("answer_calibration").known_law(networks, noise, seed, procs)
 
 
 def coverage(artifact: dict, test: pd.DataFrame) -> tuple[float, int]:
