@@ -118,3 +118,43 @@ def nvidia_grid_series(shared: Path = SHARED) -> pd.DataFrame:
 def mxnet_batch_series(shared: Path = SHARED) -> pd.DataFrame:
     raw = pd.read_csv(shared / "mxnet_perf_faq_single_gpu_batch_sweep.csv", comment="#")
     return grid_series(raw, ["model", "gpu_type", "source_table"])
+
+
+def accumulation_steps(raw: pd.Series) -> pd.Series:
+    """Gradient-accumulation steps as printed ('32', '32.0', '64/gpus = 16', empty) -> int >= 1."""
+    text = raw.astype(str).str.extract(r"(\d+(?:\.\d+)?)\s*$")[0]
+    return pd.to_numeric(text, errors="coerce").fillna(1).astype(int).clip(lower=1)
+
+
+def multinode_series(raw: pd.DataFrame, key: list[str]) -> pd.DataFrame:
+    """A multi-node table (columns nodes, gpus, batch_per_gpu, grad_accum_steps, throughput)
+    as series named by ``key``; the batch is the per-GPU micro-batch."""
+    raw = raw[raw["throughput"] > 0].copy()
+    raw["series"] = series_names(raw, key)
+    raw = raw.drop_duplicates(["series", "nodes", "gpus", "batch_per_gpu"])
+    return as_points(
+        pd.DataFrame(
+            {
+                "framework": "pytorch",
+                "network": raw["series"],
+                "device": "cuda",
+                "nodes": raw["nodes"],
+                "procs": raw["gpus"],
+                "batch_size": raw["batch_per_gpu"],
+                "grad_accum_steps": accumulation_steps(raw["grad_accum_steps"]),
+                "samples_per_s": raw["throughput"],
+            }
+        )
+    )
+
+
+def nvidia_multinode_series(shared: Path = SHARED) -> pd.DataFrame:
+    """NVIDIA's BERT, BART and Transformer-XL scaling tables (to 1024 GPUs on 64 nodes)."""
+    raw = pd.read_csv(shared / "nvidia_dle_pytorch_multinode_scaling.csv", comment="#")
+    return multinode_series(raw, ["fit_series_key"])
+
+
+def csc_series(shared: Path = SHARED) -> pd.DataFrame:
+    """CSC's ml-benchmarks (Puhti, Mahti, LUMI; 1 GPU to 2 nodes)."""
+    raw = pd.read_csv(shared / "csc_ml_benchmarks_pytorch_scaling.csv", comment="#")
+    return multinode_series(raw, ["series_id"])

@@ -228,6 +228,7 @@ def _network(artifact: dict, requested: str | None) -> str:
 def cmd_predict(args: argparse.Namespace) -> int:
     import pandas as pd
 
+    from dlperf.models.answer import ANSWER, answer_warnings
     from dlperf.models.prediction import extrapolation_warnings, interval_missing, predict_rows
 
     artifact = _read_artifact(args.model)
@@ -237,6 +238,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         "procs": args.procs,
         "batch_size": args.batch_size,
         "data_size": args.data_size,
+        "grad_accum_steps": args.grad_accum_steps,
     }
     n_rows = max(len(v) for v in given.values())
     uneven = [f"--{k.replace('_', '-')}" for k, v in given.items() if len(v) not in (1, n_rows)]
@@ -251,6 +253,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     table["total_time_s"] = table["epoch_time_s"] * args.epochs
     missing = interval_missing(artifact, network, args.model_name)
     _warn("predict", extrapolation_warnings(artifact, network, rows))
+    if args.model_name == ANSWER:
+        _warn("predict", answer_warnings(artifact, network))
     if missing:
         _warn("predict", [f"no prediction interval for {args.model_name!r}: {missing}"])
     if args.json:
@@ -624,7 +628,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("predict", help="predict epoch time and throughput from a model artifact")
     p.add_argument("--model", required=True, help="model artifact (results/models/<fw>.json)")
-    p.add_argument("--model-name", default="generic", help="which model of the artifact")
+    p.add_argument(
+        "--model-name",
+        default="answer",
+        help="one model of the artifact; default: the answer, the models combined by how well "
+        "they extrapolated (docs/model.md)",
+    )
     p.add_argument("--network", help="needed when the artifact covers several networks")
     p.add_argument("--nodes", type=arg.NODES, nargs="+", default=[1])
     p.add_argument(
@@ -633,6 +642,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=arg.BATCH, nargs="+", required=True, help="per worker")
     p.add_argument(
         "--data-size", type=arg.DATA_SIZE, nargs="+", required=True, help="samples per epoch"
+    )
+    p.add_argument(
+        "--grad-accum-steps",
+        type=arg.COUNT,
+        nargs="+",
+        default=[1],
+        help="micro-batches per optimizer step (--batch-size is then the micro-batch)",
     )
     p.add_argument("--epochs", type=arg.EPOCHS, default=1.0)
     p.add_argument("--level", type=arg.LEVEL, default=0.9, help="prediction-interval level (0.9)")
@@ -645,7 +661,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("plan", help="fewest workers (or cheapest GPU-hours) that meet a deadline")
     p.add_argument("--model", required=True, help="model artifact (results/models/<fw>.json)")
-    p.add_argument("--model-name", default="generic")
+    p.add_argument(
+        "--model-name", default="answer", help="one model of the artifact (default: the answer)"
+    )
     p.add_argument("--network")
     p.add_argument("--batch-size", type=arg.BATCH, required=True, help="per worker")
     p.add_argument("--data-size", type=arg.DATA_SIZE, help="samples per epoch")

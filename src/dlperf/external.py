@@ -3,7 +3,8 @@
 Format (docs/external-timings.md): at least ``framework, procs, batch_size`` and one of
 ``epoch_time_s``, ``iter_time_s``, ``samples_per_s``; optional ``nodes`` (default 1),
 ``data_size``, ``network`` (default ``external``), ``device`` (default ``unknown``), ``rep``,
-``param_count``, ``flops_per_sample``.
+``param_count``, ``flops_per_sample``, ``grad_accum_steps`` (micro-batches per optimizer step,
+default 1; ``batch_size`` is then the per-worker micro-batch).
 
 Epoch time is derived consistently with the models' I(p, b, d) = ceil(d / (p b)):
     epoch_time_s given  -> used as is (then data_size is required: it fixes I)
@@ -36,7 +37,7 @@ from dlperf.limits import (
 REQUIRED = ["framework", "procs", "batch_size"]
 SAFE_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
 TIME_COLUMNS = ["epoch_time_s", "iter_time_s", "samples_per_s"]
-INTEGER_COLUMNS = ["procs", "batch_size", "nodes", "data_size", "rep"]
+INTEGER_COLUMNS = ["procs", "batch_size", "nodes", "data_size", "rep", tables.ACCUMULATION]
 FEATURE_COLUMNS = ["param_count", "flops_per_sample"]
 DEFAULTS = {"nodes": 1, "network": "external", "device": "unknown"}
 # (lowest, highest) value of each numeric column: anything outside is a typo or a unit mix-up,
@@ -47,6 +48,8 @@ LIMITS = {
     "nodes": (1, MAX_COUNT),
     "data_size": (1, MAX_SAMPLES),
     "rep": (0, MAX_COUNT),
+    # Micro-batches per optimizer step (docs/external-timings.md); absent means 1.
+    tables.ACCUMULATION: (1, MAX_COUNT),
     "epoch_time_s": (MIN_SECONDS, MAX_SECONDS),
     "iter_time_s": (MIN_SECONDS, MAX_SECONDS),
     "samples_per_s": (1 / MAX_SECONDS, MAX_RATE),
@@ -247,6 +250,12 @@ def read_external_runs(path: str | os.PathLike) -> pd.DataFrame:
     else:
         frame["data_size"] = DEFAULT_ITERATIONS * global_batch
     frame["rep"] = _numeric(raw, "rep", path, integer=True) if "rep" in raw.columns else 0
+    accumulation = tables.ACCUMULATION
+    if accumulation in raw.columns:
+        # An empty cell is a run without accumulation, as an absent column is.
+        frame[accumulation] = _numeric(raw.fillna({accumulation: "1"}), accumulation, path, True)
+    else:
+        frame[accumulation] = 1
     iters = np.ceil(frame["data_size"] / global_batch)
     measured = _numeric(raw, time_column, path, integer=False)
     if time_column == "epoch_time_s":
@@ -260,7 +269,7 @@ def read_external_runs(path: str | os.PathLike) -> pd.DataFrame:
         if column in raw.columns:
             frame[column] = _numeric(raw, column, path, integer=False)
 
-    keys = tables.POINT_KEYS + ["rep"]
+    keys = tables.POINT_KEYS + [tables.ACCUMULATION, "rep"]
     duplicated = frame.duplicated(keys, keep=False).to_numpy()
     if duplicated.any():
         _fail(

@@ -84,6 +84,11 @@ NETWORK_FEATURES = ["param_count", "flops_per_sample"]
 # How workers shared a node (the generic model's core_share and ps_sync terms); optional:
 # absent cores mean a worker with its own device, absent ps_servers one parameter server.
 LAYOUT_COLUMNS = ["threads_per_worker", "cores_per_node", "ps_servers"]
+# Micro-batches per optimizer step (gradient accumulation): a contract with the run records
+# config key ``accumulation_steps`` and external CSVs. ``batch_size`` is the per-worker
+# micro-batch and an iteration is one micro-batch; the gradient is exchanged once per step.
+# Absent means 1. Rows that differ in it are different configurations.
+ACCUMULATION = "grad_accum_steps"
 FAILURE_COLUMNS = CONFIG_COLUMNS + ["status", "error", "hostname", "slurm_job_id", "record"]
 
 
@@ -354,8 +359,18 @@ def left_out(timings: pd.DataFrame) -> pd.Series:
     if not flagged.any():
         return flagged
     keys = [timings[k] for k in POINT_KEYS]
+    if ACCUMULATION in timings:
+        keys.append(timings[ACCUMULATION])
     clean_in_config = (~flagged).groupby(keys, dropna=False).transform("any")
     return flagged & clean_in_config
+
+
+def with_accumulation(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its :data:`ACCUMULATION` column, 1 where absent or empty."""
+    frame = frame.copy()
+    values = frame[ACCUMULATION] if ACCUMULATION in frame.columns else pd.Series(1, frame.index)
+    frame[ACCUMULATION] = pd.to_numeric(values, errors="coerce").fillna(1).astype(int)
+    return frame
 
 
 def to_points(timings: pd.DataFrame) -> pd.DataFrame:
@@ -366,6 +381,7 @@ def to_points(timings: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(
             columns=POINT_KEYS
             + [
+                ACCUMULATION,
                 "iters_per_epoch",
                 "epoch_time_s",
                 "epoch_time_q25_s",
@@ -375,7 +391,9 @@ def to_points(timings: pd.DataFrame) -> pd.DataFrame:
                 "rep_ape",
             ]
         )
-    grouped = timings.groupby(POINT_KEYS, sort=True, dropna=False)
+    timings = with_accumulation(timings)
+    keys = POINT_KEYS + [ACCUMULATION]
+    grouped = timings.groupby(keys, sort=True, dropna=False)
     # Network features (for across-network models) and the cores setting are the same in
     # every repetition.
     carried = NETWORK_FEATURES + LAYOUT_COLUMNS
@@ -392,7 +410,7 @@ def to_points(timings: pd.DataFrame) -> pd.DataFrame:
     # one repetition). Validation reports it as the noise floor a perfect model would score.
     median = grouped["epoch_time_s"].transform("median")
     deviation = (timings["epoch_time_s"] - median).abs() / median * 100.0
-    spread = deviation.groupby([timings[k] for k in POINT_KEYS], sort=True, dropna=False).mean()
+    spread = deviation.groupby([timings[k] for k in keys], sort=True, dropna=False).mean()
     points["rep_ape"] = np.where(points["n_reps"] > 1, spread.to_numpy(), np.nan)
     points["iters_per_epoch"] = np.ceil(
         points["data_size"] / (points["procs"] * points["batch_size"])

@@ -224,7 +224,7 @@ def test_report_renders_in_chromium(built, chromium, tmp_path):
     assert result["firstHeading"] == "Summary"
     assert result["summaryFigures"] == 2
     assert result["warnings"] == ["warnings-pytorch-lenet", "warnings-pytorch-mlp"]
-    assert len(result["images"]) == 14, result["images"]
+    assert len(result["images"]) == 16, result["images"]
     broken = [image["alt"] for image in result["images"] if image["width"] <= 0]
     assert not broken, f"images that did not load: {broken}"
     assert result["errorTable"] == len(data["summary"])

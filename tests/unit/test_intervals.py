@@ -199,6 +199,7 @@ def test_measured_ranges_and_extrapolation_warnings(artifact):
         "nodes": [1],
         "batch_size": [16, 32, 64],
         "multi_node": False,
+        "iterations": [8, 256],
     }
 
     def rows(**kw):

@@ -342,3 +342,36 @@ def test_durations_and_layouts():
     with pytest.raises(ValueError, match="90s, 45m"):
         parse_duration("soon")
     assert layouts(10, 4) == [(1, 1), (1, 2), (1, 3), (1, 4), (2, 6), (2, 8), (3, 9)]
+
+
+def test_predict_answers_by_default_as_the_report_does(workdir, capsys):
+    """Fitted on 1-8 GPUs, asked for 64: the answer, its interval and its models, the same the
+    report's Summary gives."""
+    from dlperf.report.answer_summary import answer_at
+
+    args = ["predict", "--model", str(workdir / "pytorch.json"), "--procs", "64"]
+    args += ["--batch-size", "32", "--data-size", "10000", "--json"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    answer = json.loads(captured.out)
+    assert answer["model"] == "answer"
+    (row,) = answer["predictions"]
+    assert row["ratio"] == 8.0 and row["models"]
+    assert row["epoch_time_lo_s"] < row["epoch_time_s"] < row["epoch_time_hi_s"]
+    assert "beyond twice the largest measured worker count" in captured.err
+    artifact = json.loads((workdir / "pytorch.json").read_text())
+    summary = answer_at(
+        artifact, "resnet18", {"nodes": 1, "procs": 64, "batch_size": 32, "data_size": 10000}
+    )
+    assert summary.predicted_s == pytest.approx(row["epoch_time_s"])
+    assert (summary.lo_s, summary.hi_s) == pytest.approx(
+        (row["epoch_time_lo_s"], row["epoch_time_hi_s"])
+    )
+    # Gradient accumulation: the all-reduce once per 4 micro-batches makes an epoch no slower.
+    assert main([*args[:-1], "--grad-accum-steps", "4", "--json"]) == 0
+    (accumulated,) = json.loads(capsys.readouterr().out)["predictions"]
+    assert accumulated["grad_accum_steps"] == 4
+    assert accumulated["epoch_time_s"] <= row["epoch_time_s"] * 1.001
+    # --model-name still gives one model.
+    assert main([*args[:-1], "--model-name", "usl", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["model"] == "usl"

@@ -86,7 +86,13 @@ def test_the_first_section_is_the_summary(report):
             r"than with 1 \(speed-up [\d.]+×, efficiency \d+%\)",
             part,
         )
-        assert "<b>Model to believe:</b> " in part and "90% prediction interval" in part
+        assert re.search(
+            r"<b>Answer:</b> at \d+ workers? on \d+ nodes? \(b=\d+, d=100000; (inside the "
+            r"measured range|[\d.]+× beyond the largest measured worker or node count)\) an epoch "
+            r"takes [\d.]+ s, 90% interval [\d.]+–[\d.]+ s; from \w+ [\d.]+",
+            part,
+        ), part
+        assert f'id="fig-pytorch-answer_{network}"' in part
         assert "of an iteration is" in part and "epoch time = " in part
         assert "<b>Plan:</b> 100000 samples × 10 epochs within 10 min" in part
         assert f'id="fig-pytorch-summary_{network}"' in part
@@ -122,6 +128,7 @@ def test_every_section_is_there(report):
     for network in ("mlp", "lenet"):
         kinds = (
             "summary",
+            "answer",
             "scaling",
             "throughput",
             "speedup",
@@ -133,8 +140,8 @@ def test_every_section_is_there(report):
             assert f'id="fig-pytorch-{kind}_{network}"' in page, (kind, network)
             for ext in ("png", "svg"):
                 assert (out.parent / "figures" / "pytorch" / f"{kind}_{network}.{ext}").is_file()
-    assert len(written) == 2 * 2 * 7
-    assert page.count('src="data:image/png;base64,') == 14
+    assert len(written) == 2 * 2 * 8
+    assert page.count('src="data:image/png;base64,') == 16
     # self-contained: nothing is fetched (links to the SVG/PNG copies are relative)
     assert not re.search(r'(src|href)="(https?:)?//', page)
     for text in (
@@ -341,16 +348,16 @@ def test_worker_axes_tick_whole_workers():
     assert ticks and all(float(t).is_integer() for t in ticks)
 
 
-def test_summary_lines_say_how_the_model_was_chosen():
-    from dlperf.report.findings import Belief, Interval
-    from dlperf.report.summary import belief_line
+def test_summary_says_when_no_model_comes_near_the_noise():
+    from dlperf.report.answer_summary import noise_check
+    from dlperf.report.findings import Belief
 
-    best = Belief("generic", "kfold", 3.1, 2.0, 4.5, "within_noise", 1.2, 3)
-    text = belief_line(best, Interval(1.0, 0.9, 1.2), "p8 b32 d4096")
-    assert text.startswith("generic: kfold MAPE 3.1% [2, 4.5] (within the noise of the best;")
-    assert "own noise: 1.2%" in text and "at p8 b32 d4096: 0.9–1.2 s" in text
-    by_mape = belief_line(Belief("usl", "kfold", 3.1, 2.0, 4.5, None, None, 1), None, "x")
-    assert "ranked by MAPE" in by_mape and "stores no prediction interval" in by_mape
+    far = noise_check(Belief("castello", "kfold", 66.9, 50.0, 80.0, "best", 10.0, 6))
+    assert far.startswith("No model comes within 3× the measurements' noise (10%)")
+    assert "castello" in far and "66.9%" in far
+    near = noise_check(Belief("generic", "kfold", 3.1, 2.0, 4.5, "best", 1.2, 6))
+    assert near.startswith("Best validated: generic") and "noise of 1.2%" in near
+    assert "no noise floor" in noise_check(Belief("usl", "kfold", 3.1, 2.0, 4.5, None, None, 1))
 
 
 def test_extrapolated_plans_and_failed_runs_are_warned_about(data):

@@ -11,7 +11,9 @@ import dlperf
 from dlperf.io import SCHEMA_VERSION
 
 from . import MODELS, InsufficientData, ModelUnavailable, make_model, model_from_dict
-from .base import FEATURES, TARGET, PerformanceModel, capabilities_of
+from .answer import answer_block
+from .backtest import backtest
+from .base import FEATURES, TARGET, PerformanceModel, capabilities_of, iterations
 from .identifiability import identifiability_block
 from .intervals import DEFAULT_REFITS, bootstrap_interval
 from .terms import measured_layout
@@ -99,6 +101,9 @@ def measured_levels(points: pd.DataFrame) -> dict:
         "nodes": sorted(int(v) for v in points["nodes"].unique()),
         "batch_size": sorted(int(v) for v in points["batch_size"].unique()),
         "multi_node": bool((points["nodes"] > 1).any()),
+        # Iterations per epoch, least and most: a question outside asks for an epoch length
+        # the measurements never had (the answer then uses per-iteration models only).
+        "iterations": [int(iterations(points).min()), int(iterations(points).max())],
     }
 
 
@@ -127,8 +132,12 @@ def fit_framework(
                 name: fit_one(name, settings or {}, group, seed, refits)
                 for name, settings in per_network.items()
             },
+            "backtest": backtest(group, per_network, seed),
         }
     artifact = {**_header(framework, seed), "networks": networks}
+    # The answer weighs every network's backtest (the others' at a lower weight).
+    for network in networks:
+        networks[network]["answer"] = answer_block(artifact, network)
     if across:
         artifact["all_networks"] = {
             "points": int(len(selected)),

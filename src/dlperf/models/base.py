@@ -30,6 +30,16 @@ def iterations(frame: pd.DataFrame) -> np.ndarray:
     return np.ceil(data / global_batch)
 
 
+def accumulation_steps(frame: pd.DataFrame) -> np.ndarray:
+    """Micro-batches per optimizer step of each row (``grad_accum_steps``; 1 where absent): the
+    gradient is exchanged once per step, so per iteration (micro-batch) a model's communication
+    cost is divided by it."""
+    if "grad_accum_steps" not in frame.columns:
+        return np.ones(len(frame))
+    values = pd.to_numeric(frame["grad_accum_steps"], errors="coerce").to_numpy(float)
+    return np.where(np.isfinite(values) & (values >= 1), values, 1.0)
+
+
 def iteration_seconds(frame: pd.DataFrame) -> np.ndarray:
     """Measured epoch time spread over the epoch's iterations (baselines model this)."""
     return frame[TARGET].to_numpy(float) / iterations(frame)
@@ -68,6 +78,10 @@ class Capabilities:
     min_levels: dict[str, int] = field(default_factory=dict)
     # It says where the time goes: ``term_seconds(rows)`` gives each term's seconds.
     has_breakdown: bool = False
+    # Its epoch time is I(p, b, d) iterations times a per-iteration time (plus a fixed part), so
+    # it predicts an epoch of more iterations than measured by construction; a model of epoch
+    # time in d directly learns nothing of d where the data size never varied on its own.
+    per_iteration: bool = False
 
 
 class PerformanceModel(ABC):

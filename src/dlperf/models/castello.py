@@ -25,6 +25,7 @@ from .base import (
     Capabilities,
     InsufficientData,
     PerformanceModel,
+    accumulation_steps,
     iteration_seconds,
     iterations,
 )
@@ -53,6 +54,7 @@ class CastelloModel(PerformanceModel):
     capabilities = Capabilities(
         uses_network_features=True,
         extrapolates_in=frozenset({"procs", "batch_size", "data_size"}),
+        per_iteration=True,
     )
 
     def __init__(self, seed: int = 0) -> None:
@@ -69,11 +71,13 @@ class CastelloModel(PerformanceModel):
         b = frame["batch_size"].to_numpy(float)
         flops = self._feature(frame, "flops_per_sample", self.flops_)
         params = self._feature(frame, "param_count", self.params_)
+        # The all-reduce runs once per optimizer step of `steps` micro-batch iterations.
+        steps = accumulation_steps(frame)
         return np.column_stack(
             [
                 b * TRAINING_FLOPS_FACTOR * flops,
-                2.0 * (p - 1.0) / p * BYTES_PER_PARAM * params,
-                2.0 * (p - 1.0),
+                2.0 * (p - 1.0) / p * BYTES_PER_PARAM * params / steps,
+                2.0 * (p - 1.0) / steps,
             ]
         )
 

@@ -121,7 +121,9 @@ class ExtraPModel(PerformanceModel):
     )
     min_points = 3
     # No trend in the node count: each node count has its own function.
-    capabilities = Capabilities(extrapolates_in=frozenset({"procs", "batch_size", "data_size"}))
+    capabilities = Capabilities(
+        extrapolates_in=frozenset({"procs", "batch_size", "data_size"}), per_iteration=True
+    )
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed

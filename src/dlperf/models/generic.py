@@ -49,7 +49,7 @@ class GenericModel(PerformanceModel):
     name = "generic"
     description = "generic model: c0 + I*(overhead + compute b^a + all-reduce + inter-node), DE fit"
     min_points = 3
-    capabilities = Capabilities(has_breakdown=True)
+    capabilities = Capabilities(has_breakdown=True, per_iteration=True)
 
     def __init__(
         self,
@@ -245,5 +245,5 @@ class GenericAcrossNetworks(GenericModel):
         "from flops_per_sample F and param_count W"
     )
     capabilities = Capabilities(
-        uses_network_features=True, across_networks=True, has_breakdown=True
+        uses_network_features=True, across_networks=True, has_breakdown=True, per_iteration=True
     )

@@ -2,7 +2,9 @@
 
 Per-iteration time is fitted, per batch size, as a straight line in log2 p
 
-    t_iter(p | b) = a_b + c_b * log2 p
+    t_iter(p | b) = a_b + c_b * log2 p / g
+
+(g the micro-batches per optimizer step, ``grad_accum_steps``: the exchange is once per step)
 
 (points that differ only in node count or data size belong to the same series), and, for a batch
 size that was not measured, per worker count as a line in log2 b
@@ -27,6 +29,7 @@ import pandas as pd
 from .base import (
     Capabilities,
     PerformanceModel,
+    accumulation_steps,
     iteration_seconds,
     iterations,
     positive_target,
@@ -60,7 +63,9 @@ class LogLinearModel(PerformanceModel):
     name = "loglin"
     description = "loglin: I * (a + c log2 p) per batch size; a + c log2 b per worker count"
     min_points = 2
-    capabilities = Capabilities(extrapolates_in=frozenset({"procs", "batch_size", "data_size"}))
+    capabilities = Capabilities(
+        extrapolates_in=frozenset({"procs", "batch_size", "data_size"}), per_iteration=True
+    )
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed
@@ -69,7 +74,8 @@ class LogLinearModel(PerformanceModel):
         self.check_enough(frame)
         positive_target(frame, self.name)
         t = iteration_seconds(frame)
-        log_p = np.log2(frame["procs"].to_numpy(float))
+        # The cost of more workers is an exchange per optimizer step of `steps` micro-batches.
+        log_p = np.log2(frame["procs"].to_numpy(float)) / accumulation_steps(frame)
         log_b = np.log2(frame["batch_size"].to_numpy(float))
         self.procs_lines_ = _series(frame["batch_size"].to_numpy(float), log_p, t)
         self.batch_lines_ = _series(frame["procs"].to_numpy(float), log_b, t)
@@ -80,12 +86,13 @@ class LogLinearModel(PerformanceModel):
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
         p = frame["procs"].to_numpy(float)
         b = frame["batch_size"].to_numpy(float)
+        log_p = np.log2(p) / accumulation_steps(frame)
         a, c_p, c_b = self.pooled_
-        t_iter = a + c_p * np.log2(p) + c_b * np.log2(b)
+        t_iter = a + c_p * log_p + c_b * np.log2(b)
         for row, (procs, batch) in enumerate(zip(p, b, strict=True)):
             if batch in self.procs_lines_:
                 a_b, c = self.procs_lines_[batch]
-                t_iter[row] = a_b + c * np.log2(procs)
+                t_iter[row] = a_b + c * log_p[row]
             elif procs in self.batch_lines_:
                 a_p, c = self.batch_lines_[procs]
                 t_iter[row] = a_p + c * np.log2(batch)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .answer import ANSWER, answer_table
 from .artifact import ALL_NETWORKS, load_model, model_entry
 from .base import FEATURES
 from .intervals import DEFAULT_LEVEL, interval, no_interval_reason
@@ -48,18 +49,28 @@ def prediction_table(
     curves draw a model where it is usable and leave the rest of the axis empty."""
     if not 0.0 < level < 1.0:
         raise ValueError(f"the interval level must be between 0 and 1, got {level}")
+    seed = int(artifact.get("seed", 0)) if seed is None else seed
+    if model_name == ANSWER:
+        # The answer combines the models' own tables (dlperf.models.answer).
+        return answer_table(
+            artifact,
+            network,
+            rows,
+            level,
+            seed,
+            lambda name, r: prediction_table(artifact, network, name, r, level, seed),
+        )
     model = load_model(artifact, network, model_name)
     layout = artifact.get("networks", {}).get(network, {}).get("layout")
     rows = with_layout(rows.reset_index(drop=True), layout)
     rows["network"] = rows.get("network", network)
     epoch = np.asarray(model.predict(rows), dtype=float)
-    out = rows[[c for c in ["network"] + FEATURES if c in rows]].copy()
+    out = rows[[c for c in ["network", *FEATURES, "grad_accum_steps"] if c in rows]].copy()
     out["epoch_time_s"] = epoch
     data = rows["data_size"].to_numpy(float)
     with np.errstate(divide="ignore"):
         out["samples_per_s"] = data / epoch
     stored = model_entry(artifact, network, model_name).get("interval")
-    seed = int(artifact.get("seed", 0)) if seed is None else seed
     bounds = interval(stored, rows, level, seed)
     lo, hi = bounds if bounds is not None else (np.nan, np.nan)
     out["epoch_time_lo_s"] = lo
@@ -71,6 +82,8 @@ def prediction_table(
 
 def interval_missing(artifact: dict, network: str, model_name: str) -> str:
     """Why the model has no prediction interval ("" when it has one)."""
+    if model_name == ANSWER:
+        return ""
     return no_interval_reason(model_entry(artifact, network, model_name).get("interval"))
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .base import InsufficientData, iterations
+from .base import InsufficientData, accumulation_steps, iterations
 
 Array = np.ndarray
 
@@ -391,6 +391,7 @@ class TermColumns:
     def __call__(self, frame: pd.DataFrame, exponent: float) -> dict[str, Array]:
         x = Extrinsic.of(frame)
         iters = iterations(frame)
+        steps = accumulation_steps(frame)
         cols = {}
         for name in self.terms:
             term = TERMS[name]
@@ -399,5 +400,8 @@ class TermColumns:
                 value = value * x.b ** (exponent - 1.0)
             if self.across_networks and term.intrinsic:
                 value = value * intrinsic_values(frame, term.intrinsic, self.network_features)
+            if name in COMMUNICATION_TERMS:
+                # One exchange per optimizer step of `steps` micro-batch iterations.
+                value = value / steps
             cols[name] = iters * value if term.per_iteration else value
         return cols

@@ -20,6 +20,7 @@ from .base import (
     Capabilities,
     InsufficientData,
     PerformanceModel,
+    accumulation_steps,
     iteration_seconds,
     iterations,
     levels,
@@ -28,9 +29,12 @@ from .base import (
 PARAMS = ("alpha", "beta", "sigma", "kappa")
 
 
-def _iteration_time(params: np.ndarray, p: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _iteration_time(
+    params: np.ndarray, p: np.ndarray, b: np.ndarray, steps: np.ndarray
+) -> np.ndarray:
+    """Contention and coherency are paid per optimizer step: once per ``steps`` micro-batches."""
     alpha, beta, sigma, kappa = params
-    return (alpha + beta * b) * (1.0 + sigma * (p - 1.0) + kappa * p * (p - 1.0))
+    return (alpha + beta * b) * (1.0 + (sigma * (p - 1.0) + kappa * p * (p - 1.0)) / steps)
 
 
 class USLModel(PerformanceModel):
@@ -38,7 +42,9 @@ class USLModel(PerformanceModel):
     description = "USL: I * (alpha + beta b) (1 + sigma (p-1) + kappa p (p-1))"
     min_points = 2
     capabilities = Capabilities(
-        extrapolates_in=frozenset({"procs", "batch_size", "data_size"}), min_levels={"procs": 2}
+        extrapolates_in=frozenset({"procs", "batch_size", "data_size"}),
+        min_levels={"procs": 2},
+        per_iteration=True,
     )
 
     def __init__(self, seed: int = 0) -> None:
@@ -51,6 +57,7 @@ class USLModel(PerformanceModel):
         t = iteration_seconds(frame)
         p = frame["procs"].to_numpy(float)
         b = frame["batch_size"].to_numpy(float)
+        steps = accumulation_steps(frame)
         # Identifiable parameters only: kappa needs 3 procs levels, beta 2 batch levels.
         free = [True, levels(frame, "batch_size") >= 2, True, levels(frame, "procs") >= 3]
         self.variant_ = "usl" if free[3] else "amdahl"
@@ -60,7 +67,7 @@ class USLModel(PerformanceModel):
         def residual(x: np.ndarray) -> np.ndarray:
             full = np.where(mask, 0.0, start)
             full[mask] = x
-            return _iteration_time(full, p, b) / t - 1.0
+            return _iteration_time(full, p, b, steps) / t - 1.0
 
         first = np.array([t.min(), t.min() / max(b.max(), 1.0), 0.05, 1e-3])[mask]
         result = least_squares(residual, first, bounds=(0.0, np.inf), method="trf")
@@ -73,7 +80,7 @@ class USLModel(PerformanceModel):
         p = frame["procs"].to_numpy(float)
         b = frame["batch_size"].to_numpy(float)
         params = np.array([self.constants_[k] for k in PARAMS])
-        return iterations(frame) * _iteration_time(params, p, b)
+        return iterations(frame) * _iteration_time(params, p, b, accumulation_steps(frame))
 
     def to_dict(self) -> dict:
         return {

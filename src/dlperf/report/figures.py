@@ -300,7 +300,7 @@ def summary_figure(
     framework: str, network: str, points: pd.DataFrame, curve: Curve | None
 ) -> Figure:
     """Speed-up against workers at the largest data size: measured per batch size, and as the
-    model to believe predicts it up to twice the measured workers."""
+    answer predicts it up to twice the measured workers."""
     data = int(points["data_size"].max())
     speedups = at_largest_data(measured_speedup(points))
     batches = sorted(int(b) for b in speedups["batch_size"].unique())

@@ -7,6 +7,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from dlperf.models import InsufficientData
+from dlperf.models.answer import ANSWER
 from dlperf.models.artifact import load_model
 
 from . import figures
@@ -146,6 +147,8 @@ def fitted_curves(study: Study, framework: str, network: str) -> tuple[dict[str,
             curves[name] = model_curve(name, study.artifacts[framework], network)
         except (InsufficientData, KeyError, ValueError) as exc:
             not_fitted.append(f"{name}: cannot be loaded ({exc})")
+    if curves:
+        curves[ANSWER] = model_curve(ANSWER, study.artifacts[framework], network)
     return curves, not_fitted
 
 

@@ -1,6 +1,6 @@
-"""The report's first section: per framework and network, a few lines and one figure that
-answer how it scales, which model to believe, where the time goes, what to run, and what to
-distrust."""
+"""The report's first section: per framework and network, a few lines and two figures that
+answer how it scales, what the answer at the target is (report/answer_summary.py), where the
+time goes, what to run, and what to distrust."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from markupsafe import Markup
 
 from dlperf.durations import readable as _hours
 from dlperf.models import InsufficientData
+from dlperf.models.answer import ANSWER
 
 from . import figures, findings, scaling
+from .answer_summary import answer_at, answer_figure, answer_line, target_row
 from .markup import Section, esc, paragraph
 from .sections import fitted_curves
 from .study import Study
@@ -43,31 +45,6 @@ def scaling_line(scales: list[findings.Scaling]) -> str:
             f"{other.batch_size}"
         )
     return text + "."
-
-
-def belief_line(belief: findings.Belief | None, interval, at: str) -> str:
-    if belief is None:
-        return "no model was validated successfully (see Model accuracy for why)."
-    standing = {
-        "best": f"best of {belief.others + 1} models",
-        "within_noise": "within the noise of the best",
-        "worse": "worse than the best, but the best available",
-    }.get(belief.vs_best, "ranked by MAPE: this validation summary has no vs_best comparison")
-    text = (
-        f"{belief.model}: {belief.protocol} MAPE {belief.mape:.3g}% "
-        f"[{belief.mape_lo:.3g}, {belief.mape_hi:.3g}] ({standing}"
-    )
-    if belief.noise_ape is not None:
-        text += f"; the measurements' own noise: {belief.noise_ape:.3g}%"
-    text += ")."
-    if interval is not None:
-        text += (
-            f" Its {findings.INTERVAL_LEVEL:.0%} prediction interval at {at}: "
-            f"{interval.lo_s:.3g}–{interval.hi_s:.3g} s (predicted {interval.predicted_s:.3g} s)."
-        )
-    else:
-        text += " It stores no prediction interval."
-    return text
 
 
 def breakdown_line(breakdown: findings.Breakdown | None) -> str:
@@ -174,27 +151,22 @@ def network_summary(study: Study, framework: str, network: str) -> Section:
     scales = findings.largest_scale(points)
     at = findings.reference_point(points, scales)
     belief = findings.model_to_believe(study.summary_of(framework, network))
-    # The believed model answers; the generic one when the believed one was not fitted here.
-    chosen = belief.model if belief and belief.model in fitted else None
-    planner = chosen or ("generic" if "generic" in fitted else None)
+    # The answer (the models combined by how they extrapolated) answers, as `dlperf predict`.
+    planner = ANSWER if fitted else None
     warnings = []
-    interval = None
-    if chosen:
-        try:
-            interval = findings.prediction_interval(study.artifacts[framework], network, chosen, at)
-        except ValueError as exc:
-            warnings.append(f"{chosen} cannot predict its own largest configuration: {exc}")
     answer = None
     if planner:
         try:
             answer = findings.planning_answer(study, framework, network, planner)
         except (InsufficientData, KeyError, ValueError) as exc:
-            warnings.append(f"The planning answer could not be computed with {planner}: {exc}")
+            warnings.append(f"The planning answer could not be computed: {exc}")
     warnings += scaling.implausible(scales, study.timings_of(framework, network))
-    at_text = f"p{int(at['procs'])} b{int(at['batch_size'])} d{int(at['data_size'])}"
+    found, target, error = _answer(study, framework, network, points, at, answer)
+    if found is not None:
+        warnings += found.warnings
     lines = [
         ("Scaling", scaling_line(scales)),
-        ("Model to believe", belief_line(belief, interval, at_text)),
+        ("Answer", answer_line(found, belief, error)),
         ("Where the time goes", _where_time_goes(models.get("generic", {}), at)),
         ("Plan", plan_line(answer) if planner else "no fitted model to plan with."),
         ("Resources", resources_line(findings.resources(study.timings_of(framework, network)))),
@@ -202,12 +174,37 @@ def network_summary(study: Study, framework: str, network: str) -> Section:
     curves, _ = fitted_curves(study, framework, network)
     section.blocks += [
         _facts(lines),
-        figures.summary_figure(framework, network, points, curves.get(planner)),
-        _warnings_block(
-            framework, network, findings.warnings(study, framework, network, answer) + warnings
+        figures.summary_figure(
+            framework, network, points, curves.get(ANSWER) or curves.get("generic")
         ),
     ]
+    if found is not None:
+        section.blocks.append(
+            answer_figure(framework, network, points, study.artifacts[framework], target)
+        )
+    section.blocks.append(
+        _warnings_block(
+            framework, network, findings.warnings(study, framework, network, answer) + warnings
+        )
+    )
     return section
+
+
+def _answer(study: Study, framework: str, network: str, points, at, plan_answer):
+    """The answer at the Summary's target (the planned layout, else a multiple of the largest
+    measured worker count): (AnswerAt or None, the target row, why there is none)."""
+    plan_row = None
+    if plan_answer is not None:
+        plan_row = {
+            **(plan_answer.choice or plan_answer.fastest),
+            "batch_size": plan_answer.batch_size,
+            "data_size": plan_answer.data_size,
+        }
+    target = target_row(points, at, plan_row)
+    try:
+        return answer_at(study.artifacts[framework], network, target), target, ""
+    except ValueError as exc:
+        return None, target, str(exc)
 
 
 def summary(study: Study) -> list[Section]:
@@ -216,12 +213,15 @@ def summary(study: Study) -> list[Section]:
         "Summary",
         [
             paragraph(
-                "Per framework and network: the measured speed-up at the largest scale, the "
-                "model to believe (first by its comparison with the best model on the same "
-                "held-out configurations, then by MAPE) with its error and interval, the fitted "
-                "generic model in words and where an iteration's time goes, the answer for the "
-                "target set in the config, and the warnings that matter. The figure shows the "
-                "measured speed-up and the believed model's. The detailed tables follow, folded."
+                "Per framework and network: the measured speed-up at the largest scale; the "
+                "answer at the target (the fitted models combined by how well each predicted "
+                "beyond its training range, the one `dlperf predict` and `dlperf plan` give) with "
+                "its interval, how far beyond the measurements it is and which models make it, "
+                "and whether any model comes near the measurements' own noise; the fitted "
+                "generic model in words and where an iteration's time goes; the plan for the "
+                "target set in the config; and the warnings that matter. The figures show the "
+                "measured speed-up with the generic model's, and the answer's band widening "
+                "beyond the measured workers. The detailed tables follow, folded."
             )
         ],
     )

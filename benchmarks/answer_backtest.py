@@ -1,0 +1,203 @@
+"""Does the answer hold beyond the measured range? (docs/model.md, "The answer")
+
+On every published table of ../shared/data, each series (one network on one system at one
+precision) is cut at its worker counts: the models are fitted (``dlperf fit``'s own
+``fit_framework``, backtest and bootstrap included) on its measured worker
+counts up to p_max/2 (and, a second time, up to p_max/4), at least two, and asked for every
+larger one. For the answer and each single model:
+the share of held-out points answered, MAPE, coverage of the 90 % interval and its median
+width (hi - lo over the prediction). Series with fewer than three worker counts cannot be cut
+and are left out (the count is printed).
+
+    .venv/bin/python benchmarks/answer_backtest.py --write docs/model.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from common import write_between_markers
+from published import (
+    SHARED,
+    csc_series,
+    lambda_series,
+    mxnet_batch_series,
+    nvidia_grid_series,
+    nvidia_multinode_series,
+    ssd300_series,
+)
+
+from dlperf.models import DEFAULT_MODELS
+from dlperf.models.answer import ANSWER
+from dlperf.models.artifact import fit_framework
+from dlperf.models.intervals import DEFAULT_REFITS
+from dlperf.models.prediction import prediction_table
+
+TABLES = {
+    "Lambda (1-8 GPUs)": lambda_series,
+    "NVIDIA SSD300 (1-8 GPUs)": ssd300_series,
+    "NVIDIA grid (GPUs x batch)": nvidia_grid_series,
+    "MXNet (1 GPU, batch sweep)": mxnet_batch_series,
+    "NVIDIA multi-node (BERT, BART, TXL)": nvidia_multinode_series,
+    "CSC ml-benchmarks (1 GPU - 2 nodes)": csc_series,
+}
+LEVEL = 0.9
+
+
+# Where each series is cut: train on procs <= p_max / divisor (two or more worker counts).
+SPLITS = {"train <= p_max/2": 2, "train <= p_max/4": 4}
+
+
+def split(points: pd.DataFrame, divisor: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per series: train on the worker counts up to its largest / ``divisor`` (at least two of
+    them), test on the rest; series that cannot be cut so are dropped."""
+    train, test = [], []
+    for _, series in points.groupby("network", sort=True):
+        levels = np.sort(series["procs"].unique())
+        cut = levels[-1] / divisor
+        if np.sum(levels <= cut) < 2 or not np.any(levels > cut):
+            continue
+        train.append(series[series["procs"] <= cut])
+        test.append(series[series["procs"] > cut])
+    if not train:
+        return points.iloc[0:0], points.iloc[0:0]
+    return pd.concat(train, ignore_index=True), pd.concat(test, ignore_index=True)
+
+
+def scores(artifact: dict, test: pd.DataFrame, models: list[str]) -> pd.DataFrame:
+    """Per model (and the answer): every held-out point's prediction and interval (NaN where
+    the model gives none)."""
+    rows = []
+    for network, held in test.groupby("network", sort=True):
+        for name in [ANSWER, *models]:
+            try:
+                table = prediction_table(artifact, network, name, held, LEVEL)
+            except (ValueError, KeyError):
+                table = pd.DataFrame(
+                    {c: np.nan for c in ("epoch_time_s", "epoch_time_lo_s", "epoch_time_hi_s")},
+                    index=range(len(held)),
+                )
+            predicted = table["epoch_time_s"].to_numpy(float)
+            usable = np.isfinite(predicted) & (predicted > 0)
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "model": name,
+                        "network": network,
+                        "measured": held["epoch_time_s"].to_numpy(float),
+                        "predicted": np.where(usable, predicted, np.nan),
+                        "lo": table["epoch_time_lo_s"].to_numpy(float),
+                        "hi": table["epoch_time_hi_s"].to_numpy(float),
+                    }
+                )
+            )
+    return pd.concat(rows, ignore_index=True)
+
+
+def summarise(found: pd.DataFrame) -> pd.DataFrame:
+    out = []
+    for name, rows in found.groupby("model", sort=False):
+        answered = rows["predicted"].notna()
+        ok = rows[answered]
+        ape = (ok["predicted"] - ok["measured"]).abs() / ok["measured"] * 100
+        has = ok["lo"].notna()
+        covered = (ok["lo"] <= ok["measured"]) & (ok["measured"] <= ok["hi"])
+        width = (ok["hi"] - ok["lo"]) / ok["predicted"] * 100
+        out.append(
+            {
+                "model": name,
+                "answered": answered.mean() * 100,
+                "mape": ape.mean() if len(ok) else np.nan,
+                "coverage": covered[has].mean() * 100 if has.any() else np.nan,
+                "width": width[has].median() if has.any() else np.nan,
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def run_table(
+    name: str, points: pd.DataFrame, divisor: int, refits: int
+) -> tuple[str, pd.DataFrame | None]:
+    train, test = split(points, divisor)
+    series = points["network"].nunique()
+    kept = train["network"].nunique()
+    header = (
+        f"{name}, train <= p_max/{divisor}: {kept} of {series} series can be cut so, "
+        f"{len(test)} held-out points"
+    )
+    if train.empty:
+        return header, None
+    frames = []
+    for framework, part in train.groupby("framework"):
+        artifact = fit_framework(part, framework, dict.fromkeys(DEFAULT_MODELS, {}), 0, refits)
+        held = test[test["framework"] == framework]
+        frames.append(scores(artifact, held, DEFAULT_MODELS))
+    return header, summarise(pd.concat(frames, ignore_index=True))
+
+
+def against_best(table: pd.DataFrame) -> str:
+    """The answer's MAPE over the best single model's in hindsight (among the models that
+    answered every held-out point), e.g. 'answer / castello 1.04'."""
+    whole = table[(table["answered"] == 100) & (table["model"] != ANSWER)]
+    answer = table.set_index("model").loc[ANSWER, "mape"]
+    if whole.empty:
+        return "no single model answered every point"
+    best = whole.sort_values("mape").iloc[0]
+    return f"answer / best single ({best['model']}) MAPE {answer / best['mape']:.2f}"
+
+
+def markdown(results: list[tuple[str, pd.DataFrame | None]]) -> str:
+    lines = [
+        "| table | model | answered % | MAPE % | 90 % interval covers % | median width % |",
+        "|---|---|---|---|---|---|",
+    ]
+    notes = []
+    for header, table in results:
+        if table is None:
+            notes.append(f"- {header}")
+            continue
+        notes.append(f"- {header}; {against_best(table)}")
+        short = header.split(": ")[0]
+        for row in table.itertuples(index=False):
+            name = f"**{row.model}**" if row.model == ANSWER else row.model
+            lines.append(
+                f"| {short} | {name} | {row.answered:.0f} | {row.mape:.2f} | "
+                f"{row.coverage:.0f} | {row.width:.1f} |"
+            )
+    return "\n".join(notes + [""] + lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--shared", type=Path, default=SHARED, help="published tables directory")
+    parser.add_argument("--refits", type=int, default=DEFAULT_REFITS)
+    parser.add_argument("--only", help="run only the tables whose name contains this")
+    parser.add_argument("--write", type=Path, default=None, help="Markdown file with markers")
+    args = parser.parse_args(argv)
+    if not args.shared.is_dir():
+        raise SystemExit(f"no published tables in {args.shared}: pass --shared DIR")
+    results = []
+    for name, load in TABLES.items():
+        if args.only and args.only.lower() not in name.lower():
+            continue
+        points = load(args.shared)
+        for divisor in SPLITS.values():
+            header, table = run_table(name, points, divisor, args.refits)
+            print(header, flush=True)
+            if table is not None:
+                print(table.to_string(index=False, float_format=lambda v: f"{v:.2f}"), flush=True)
+                print(against_best(table), flush=True)
+            results.append((header, table))
+    text = markdown(results)
+    if args.write is not None:
+        command = ".venv/bin/python benchmarks/answer_backtest.py " + " ".join(argv or sys.argv[1:])
+        write_between_markers(args.write, "answer", f"Measured with `{command}`.\n\n{text}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,356 @@
+"""One answer per question: the fitted models combined by how well they extrapolated
+(docs/model.md, "The answer").
+
+For a configuration asked at extrapolation ratio r (:func:`dlperf.models.backtest.ratio_of`
+against the measured range), the answer is the weighted geometric mean of the models
+:mod:`dlperf.models.answer_weights` chooses (by their backtest errors near r; inside the range
+by their training errors), or their median when no backtest was possible.
+
+Its interval is conformal: the answer's own backtest errors (the same combination applied to
+the records), their ``level`` quantile at ratios near r with the finite-sample correction
+(n + 1) / n, widened as log(2r) / log(2 r_top) beyond the largest ratio r_top the backtest
+reached, and never narrower than the weighted spread of the combined models at the row (form
+uncertainty) nor than the leading model's bootstrap interval (constants uncertainty). Inside the
+measured range (r = 1) the quantile is that of the answer's training residuals. Without a
+backtest the half-width is the models' full spread plus a distance term per doubling."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from . import MODELS, capabilities_of
+from .answer_weights import (
+    WITHIN_BEST,
+    Records,
+    fitted_models,
+    kernel,
+    records_of,
+    scores,
+    weights_at,
+    weights_from,
+)
+from .backtest import ratio_of
+from .base import iterations
+
+ANSWER = "answer"
+# The weighted spread of the combined models' log times, times this (a normal 90 % quantile),
+# is the least half-width of the interval: the forms the data cannot tell apart.
+SPREAD_Z = 1.645
+# Without any backtest record (two measured worker counts everywhere): the log error added to the
+# models' spread per doubling beyond the measured range. Chosen on the published tables' series
+# measured at two worker counts (benchmarks/answer_backtest.py; the models chosen by training
+# error): 0.06 covered 70-98 % of their held-out points, 0.08 70-99 %, 0.10 90-100 % at median
+# widths 29-57 % (docs/model.md).
+PRIOR_LOG_ERROR_PER_DOUBLING = 0.10
+# Rows whose extrapolation ratios lie within 1/RATIO_STEPS of a doubling share weights and width.
+RATIO_STEPS = 16
+
+
+def answer_errors(records: Records, fitted: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The answer's own backtest errors: at each record (network, cutoff, configuration) the
+    weighted mean of the models' log errors with the weights the answer would use at its
+    ratio. Returns (ratios, log errors, record weights)."""
+    by_key: dict[tuple, dict[str, float]] = {}
+    meta: dict[tuple, tuple[float, float]] = {}
+    for name, keys in records.key.items():
+        for i, key in enumerate(keys):
+            by_key.setdefault(key, {})[name] = records.error[name][i]
+            meta[key] = (records.ratio[name][i], records.weight[name][i])
+    cache: dict[float, dict[str, float]] = {}
+    ratios, errors, weights = [], [], []
+    for key, errs in by_key.items():
+        ratio, weight = meta[key]
+        if ratio not in cache:
+            cache[ratio] = weights_from(scores(records, ratio), fitted)
+        w = {m: v for m, v in cache[ratio].items() if m in errs}
+        if not w:
+            continue
+        total = sum(w.values())
+        ratios.append(ratio)
+        errors.append(sum(v * errs[m] for m, v in w.items()) / total)
+        weights.append(weight)
+    return np.asarray(ratios, float), np.asarray(errors, float), np.asarray(weights, float)
+
+
+def weighted_quantile(values: np.ndarray, weights: np.ndarray, level: float) -> float:
+    """The ``level`` quantile of |values| under ``weights``, with the conformal finite-sample
+    correction level * (n + 1) / n on the effective sample size n = (sum w)^2 / sum w^2."""
+    order = np.argsort(values)
+    values, weights = values[order], weights[order]
+    n = weights.sum() ** 2 / np.sum(weights**2)
+    target = min(1.0, level * (n + 1.0) / n)
+    cumulative = np.cumsum(weights) / weights.sum()
+    index = min(int(np.searchsorted(cumulative, target - 1e-12)), len(values) - 1)
+    # Beyond what the records can show (target 1 with few of them): the largest, widened.
+    return float(values[index] * (1.0 + 1.0 / n if target >= 1.0 else 1.0))
+
+
+def training_quantile(artifact: dict, network: str, weights: dict, level: float) -> float:
+    """The ``level`` quantile of the answer's training residuals (|log measured/predicted|)."""
+    models = artifact["networks"][network]["models"]
+    residuals = [
+        np.log1p(
+            np.asarray((models[m].get("interval") or {}).get("relative_residuals") or [], float)
+        )
+        for m in weights
+    ]
+    sizes = {r.size for r in residuals}
+    if len(sizes) != 1 or 0 in sizes:
+        return 0.0
+    total = sum(weights.values())
+    shares = [w / total if total > 0 else 1.0 / len(weights) for w in weights.values()]
+    combined = sum(w * r for w, r in zip(shares, residuals, strict=True))
+    combined = np.abs(combined[np.isfinite(combined)])
+    if combined.size == 0:
+        return 0.0
+    return weighted_quantile(combined, np.ones_like(combined), level)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """How wide the answer's interval is at each extrapolation ratio (log half-width)."""
+
+    ratios: np.ndarray
+    errors: np.ndarray
+    weights: np.ndarray
+    inside: float  # at ratio 1, from the training residuals
+
+    def half_width(self, ratio: float, level: float) -> float:
+        if self.ratios.size == 0:
+            # Added to the models' spread (_combine): nothing calibrates it.
+            return self.inside + PRIOR_LOG_ERROR_PER_DOUBLING * math.log2(ratio)
+        nearest = float(self.ratios.min())
+        top = float(self.ratios.max())
+        at = min(max(ratio, nearest), top)
+        width = weighted_quantile(
+            np.abs(self.errors), kernel(self.ratios, at) * self.weights, level
+        )
+        if ratio > top:
+            width *= math.log2(2.0 * ratio) / math.log2(2.0 * top)
+        elif ratio < nearest:
+            share = math.log2(ratio) / math.log2(nearest) if nearest > 1 else 1.0
+            width = self.inside + share * (width - self.inside)
+        return max(width, self.inside)
+
+
+def calibration(artifact: dict, network: str, level: float) -> Calibration:
+    fitted = fitted_models(artifact, network)
+    records = records_of(artifact, network, fitted)
+    ratios, errors, weights = answer_errors(records, fitted)
+    inside = training_quantile(
+        artifact, network, weights_at(artifact, network, 1.0, records), level
+    )
+    return Calibration(ratios, errors, weights, inside)
+
+
+def asked_ratios(artifact: dict, network: str, rows: pd.DataFrame) -> np.ndarray:
+    measured = artifact["networks"][network].get("measured") or {}
+    most_procs = max(measured.get("procs") or [1])
+    most_nodes = max(measured.get("nodes") or [1])
+    return ratio_of(rows, most_procs, most_nodes)
+
+
+def answer_table(
+    artifact: dict,
+    network: str,
+    rows: pd.DataFrame,
+    level: float,
+    seed: int,
+    model_table,
+) -> pd.DataFrame:
+    """The answer at each row, in :func:`dlperf.models.prediction.prediction_table`'s columns,
+    plus ``ratio`` and ``models`` (the weights, as text). ``model_table(name, rows)`` is one
+    model's prediction table (with its bootstrap interval)."""
+    if network not in artifact.get("networks", {}):
+        raise KeyError(
+            f"the artifact for {artifact.get('framework')} has no network {network!r}, so there "
+            f"is no answer for it; it has {', '.join(artifact.get('networks', {})) or 'none'}. "
+            "Pick one with --network, or predict an unseen network with --model-name "
+            "generic_xnet"
+        )
+    fitted = fitted_models(artifact, network)
+    if not fitted:
+        reasons = {
+            n: e.get("reason")
+            for n, e in artifact.get("networks", {}).get(network, {}).get("models", {}).items()
+        }
+        raise ValueError(
+            f"no model could be fitted for {network!r}, so there is no answer: {reasons}; "
+            "measure more configurations"
+        )
+    rows = rows.reset_index(drop=True)
+    records = records_of(artifact, network, fitted)
+    calibrated = calibration(artifact, network, level)
+    ratios = asked_ratios(artifact, network, rows)
+    longer = other_epochs(artifact, network, rows)
+    # Weights and widths change little within a fraction of a doubling: rows are grouped by
+    # their ratio rounded to 1/RATIO_STEPS of a doubling, so a plan over many layouts stays quick.
+    steps = np.round(np.log2(ratios) * RATIO_STEPS).astype(int)
+    tables: dict[str, pd.DataFrame] = {}
+    parts = []
+    for step, other in sorted(set(zip(steps, longer, strict=True))):
+        at = np.flatnonzero((steps == step) & (longer == other))
+        ratio = 2.0 ** (step / RATIO_STEPS)
+        candidates = per_iteration_models(fitted) if other else fitted
+        weights = _usable(
+            weights_from(scores(records, float(ratio)), candidates or fitted, records.inside),
+            tables,
+            model_table,
+            rows,
+            at,
+        )
+        if not weights:
+            raise ValueError(
+                f"no model of {network!r} predicts a positive epoch time at "
+                f"{len(at)} of the rows asked; ask nearer the measured configurations"
+            )
+        part = _combine(
+            {m: _table(tables, model_table, m, rows) for m in weights},
+            weights,
+            at,
+            calibrated.half_width(float(ratio), level),
+        )
+        part["ratio"] = ratios[at]
+        part["models"] = describe(weights)
+        parts.append(part)
+    return pd.concat(parts).sort_index()
+
+
+def other_epochs(artifact: dict, network: str, rows: pd.DataFrame) -> np.ndarray:
+    """Per row: whether it asks for an epoch of more or fewer iterations than any measured."""
+    span = (artifact["networks"][network].get("measured") or {}).get("iterations")
+    if not span:
+        return np.zeros(len(rows), bool)
+    asked = iterations(rows)
+    return (asked < span[0]) | (asked > span[1])
+
+
+def per_iteration_models(names: list[str]) -> list[str]:
+    """The models whose epoch time is iterations x per-iteration time (capabilities)."""
+    return [n for n in names if n in MODELS and capabilities_of(MODELS[n]).per_iteration]
+
+
+def _usable(weights: dict, cache: dict, model_table, rows: pd.DataFrame, at: np.ndarray) -> dict:
+    """The weights renormalised over the models that predict a positive time at every row."""
+    kept = {}
+    for name, weight in weights.items():
+        epoch = _table(cache, model_table, name, rows)["epoch_time_s"].to_numpy(float)[at]
+        if np.all(np.isfinite(epoch) & (epoch > 0)):
+            kept[name] = weight
+    total = sum(kept.values())
+    return {m: w / total for m, w in kept.items()} if total > 0 else kept
+
+
+def describe(weights: dict[str, float]) -> str:
+    """'castello 0.62, loglin 0.38', or 'median of usl, castello, loglin' without a backtest."""
+    if weights and sum(weights.values()) == 0:
+        return "median of " + ", ".join(weights)
+    return ", ".join(f"{m} {w:.2f}" for m, w in weights.items())
+
+
+def _table(cache: dict, model_table, name: str, rows: pd.DataFrame) -> pd.DataFrame:
+    if name not in cache:
+        cache[name] = model_table(name, rows)
+    return cache[name]
+
+
+def _combine(tables: dict[str, pd.DataFrame], weights: dict, at: np.ndarray, width: float):
+    """The weighted geometric mean of the models' times at rows ``at``, with the interval: the
+    conformal half-width, or the models' weighted spread (form uncertainty), or the leading
+    model's bootstrap interval (constants uncertainty), whichever is widest."""
+    leading = max(weights, key=lambda m: (weights[m], m))
+    first = tables[leading].iloc[at].copy()
+    logs = np.stack([np.log(tables[m]["epoch_time_s"].to_numpy(float)[at]) for m in weights])
+    w = np.asarray(list(weights.values()))[:, None]
+    if w.sum() > 0:
+        center = np.sum(w * logs, axis=0)
+        spread = SPREAD_Z * np.sqrt(np.sum(w * (logs - center) ** 2, axis=0))
+    else:
+        # Without a backtest (all weights 0): the median model at each row, robust to one
+        # outlier, and every model's distance from it is form uncertainty.
+        center = np.median(logs, axis=0)
+        spread = np.max(np.abs(logs - center), axis=0)
+    # Without a backtest nothing calibrates the models' spread: the distance term adds to it.
+    half = np.maximum(width, spread) if w.sum() > 0 else width + spread
+    lo, hi = np.exp(center - half), np.exp(center + half)
+    boot_lo = first["epoch_time_lo_s"].to_numpy(float)
+    boot_hi = first["epoch_time_hi_s"].to_numpy(float)
+    lo = np.where(np.isfinite(boot_lo), np.minimum(lo, boot_lo), lo)
+    hi = np.where(np.isfinite(boot_hi), np.maximum(hi, boot_hi), hi)
+    data = first["data_size"].to_numpy(float)
+    first["epoch_time_s"] = np.exp(center)
+    first["epoch_time_lo_s"] = lo
+    first["epoch_time_hi_s"] = hi
+    first["samples_per_s"] = data / first["epoch_time_s"]
+    first["samples_per_s_lo"] = data / hi
+    first["samples_per_s_hi"] = data / lo
+    return first
+
+
+# Extrapolation ratios the artifact's answer block describes (the answer itself is computed at
+# whatever ratio is asked).
+DESCRIBED_RATIOS = (1, 2, 4, 8, 16)
+
+
+def answer_block(artifact: dict, network: str) -> dict:
+    """What the artifact says of a network's answer: per extrapolation ratio, the models, their
+    weights and backtest scores (mean |log error|), and why."""
+    fitted = fitted_models(artifact, network)
+    records = records_of(artifact, network, fitted)
+    own = any(((artifact["networks"][network].get("backtest") or {}).get("models") or {}).values())
+    if not fitted:
+        why = "no model could be fitted: there is no answer"
+    elif records.empty:
+        why = (
+            "no backtest was possible (fewer than 3 measured worker counts in every series): "
+            "the answer is the median of the models whose training error is within "
+            f"{WITHIN_BEST:g}x of the best, its interval their spread plus "
+            f"{PRIOR_LOG_ERROR_PER_DOUBLING:g} in log time per doubling beyond the range"
+        )
+    else:
+        why = (
+            "models weighted by score^-2, the score being the mean |log error| when refitted on "
+            "fewer worker counts and asked beyond them at a comparable ratio; only models within "
+            f"{WITHIN_BEST:g}x of the best score take part (inside the measured range the score "
+            "is the training error)"
+            + (
+                ""
+                if own
+                else " (this network's own series could not be backtested: other networks' records)"
+            )
+        )
+    by_ratio = []
+    for ratio in DESCRIBED_RATIOS:
+        found = scores(records, float(ratio))
+        by_ratio.append(
+            {
+                "ratio": ratio,
+                "weights": weights_from(found, fitted, records.inside) if fitted else {},
+                "scores": {m: round(v, 6) for m, v in sorted(found.items())},
+            }
+        )
+    return {"method": __doc__.split("\n\n")[1].replace("\n", " "), "why": why, "by_ratio": by_ratio}
+
+
+def answer_warnings(artifact: dict, network: str) -> list[str]:
+    """What the answer could not check for this network: no backtest of its own series, a
+    single batch size or node count measured."""
+    info = artifact.get("networks", {}).get(network) or {}
+    found = []
+    reason = (info.get("backtest") or {}).get("reason")
+    if reason:
+        found.append(
+            f"the answer for {network} was not backtested on its own series ({reason}); "
+            "its interval is wider for it"
+        )
+    measured = info.get("measured") or {}
+    if len(measured.get("batch_size") or []) == 1:
+        found.append(
+            f"one batch size was measured ({measured['batch_size'][0]}): how time grows with "
+            "the batch was not measured"
+        )
+    return found
