@@ -57,6 +57,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         dataset=args.dataset,
         seed=args.seed,
         timeout_s=args.timeout,
+        image_size=args.image_size,
+        seq_len=args.seq_len,
+        precision=args.precision,
+        grad_accum_steps=args.accumulation_steps,
     )
     # Measured again (forced, or its configuration changed): the previous record is kept.
     kept = keep_previous(args.out)
@@ -467,6 +471,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=arg.SECONDS, default=600.0, help="seconds before the run is ended"
     )
     p.add_argument("--launcher", default="auto", choices=["auto", "local", "srun"])
+    arg.add_input_arguments(p)
     p.add_argument("--out", required=True, help="run record (JSON)")
     p.set_defaults(func=cmd_bench)
 

@@ -15,10 +15,8 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from dlperf.bench.spec import network_features
+from dlperf.bench.spec import RunConfig, run_features
 from dlperf.io import atomic_path, atomic_write_text
-
-NETWORKS_FLOPS = {name: f["flops_per_sample"] for name, f in network_features().items()}
 
 CONFIG_COLUMNS = [
     "framework",
@@ -31,8 +29,14 @@ CONFIG_COLUMNS = [
     "rep",
 ]
 POINT_KEYS = ["framework", "network", "device", "nodes", "procs", "batch_size", "data_size"]
+# What one sample is and how it is trained; a record from before they existed ran the default.
+# grad_accum_steps: micro-batches (of batch_size each) per optimizer step, one all-reduce each.
+INPUT_COLUMNS = {"image_size": 32, "seq_len": 128, "precision": "fp32", "grad_accum_steps": 1}
+# A sweep's configurations differ in these beyond POINT_KEYS (accumulation is a sweep list).
+SWEPT_INPUT_COLUMNS = ["grad_accum_steps"]
 TIMING_COLUMNS = (
     CONFIG_COLUMNS
+    + list(INPUT_COLUMNS)
     + [
         "global_batch",
         "iters_per_epoch",
@@ -189,6 +193,7 @@ def _timing_row(record: dict) -> dict:
     """The row of a successful run, less the iteration statistics (see iteration_stats)."""
     config, env = record["config"], record["environment"]
     row = {key: config[key] for key in CONFIG_COLUMNS}
+    row.update({key: config.get(key, default) for key, default in INPUT_COLUMNS.items()})
     row.update(
         global_batch=config["procs"] * config["batch_size"],
         iters_per_epoch=record["iters_per_epoch"],
@@ -196,8 +201,8 @@ def _timing_row(record: dict) -> dict:
         epoch_time_s=record["epoch_time_s"],
         samples_per_s=record["samples_per_s"],
         param_count=record.get("param_count"),
-        # Intrinsic features of the network (forward FLOPs per sample), from its definition.
-        flops_per_sample=NETWORKS_FLOPS.get(config["network"]),
+        # Intrinsic features of the network at the run's input size, from its definition.
+        flops_per_sample=_flops_per_sample(record),
         setup_s=record.get("setup_s"),
         compile_s=record.get("compile_s"),
         framework_version=env.get("framework_version"),
@@ -214,6 +219,18 @@ def _timing_row(record: dict) -> dict:
     )
     row.update(_resource_columns(record))
     return row
+
+
+def _flops_per_sample(record: dict) -> int | None:
+    """Forward FLOPs per sample as the record states them, else from the network's definition
+    at the record's input size (None for a network this version does not know)."""
+    stated = (record.get("network_features") or {}).get("flops_per_sample")
+    if stated is not None:
+        return stated
+    try:
+        return run_features(RunConfig.from_dict(record["config"]))["flops_per_sample"]
+    except (ValueError, TypeError):
+        return None
 
 
 def _resource_columns(record: dict) -> dict:
@@ -311,7 +328,8 @@ def to_points(timings: pd.DataFrame) -> pd.DataFrame:
                 "rep_ape",
             ]
         )
-    grouped = timings.groupby(POINT_KEYS, sort=True, dropna=False)
+    keys = POINT_KEYS + [c for c in SWEPT_INPUT_COLUMNS if c in timings.columns]
+    grouped = timings.groupby(keys, sort=True, dropna=False)
     # Network features (for across-network models) and the cores setting are the same in
     # every repetition.
     carried = NETWORK_FEATURES + LAYOUT_COLUMNS
@@ -328,9 +346,11 @@ def to_points(timings: pd.DataFrame) -> pd.DataFrame:
     # one repetition). Validation reports it as the noise floor a perfect model would score.
     median = grouped["epoch_time_s"].transform("median")
     deviation = (timings["epoch_time_s"] - median).abs() / median * 100.0
-    spread = deviation.groupby([timings[k] for k in POINT_KEYS], sort=True, dropna=False).mean()
+    spread = deviation.groupby([timings[k] for k in keys], sort=True, dropna=False).mean()
     points["rep_ape"] = np.where(points["n_reps"] > 1, spread.to_numpy(), np.nan)
-    points["iters_per_epoch"] = np.ceil(
-        points["data_size"] / (points["procs"] * points["batch_size"])
+    # Micro-batches per epoch, in whole optimizer steps (RunConfig.iters_per_epoch).
+    accum = points["grad_accum_steps"] if "grad_accum_steps" in points else 1
+    points["iters_per_epoch"] = (
+        np.ceil(points["data_size"] / (points["procs"] * points["batch_size"] * accum)) * accum
     ).astype(int)
     return points
