@@ -4,7 +4,8 @@
 pipeline is timed. For token networks a batch is (tokens, labels, weights), all
 (batch, seq_len): random token ids with a fixed share masked, the original ids as
 labels and each sample's masked positions weighted 1/masked (others 0), so a sample's
-loss is the mean over its masked tokens (masked-token training). ``digits``: scikit-learn's bundled 8x8 handwritten digits,
+loss is the mean over its masked tokens (masked-token training). ``digits``:
+scikit-learn's bundled 8x8 handwritten digits,
 upscaled and padded to 3x32x32; the driver (analysis environment, which has
 scikit-learn) exports them to ``.npy`` files in the run's work directory and the
 workers read those with NumPy, so framework environments need no scikit-learn.

@@ -72,17 +72,13 @@ class MaskedLM(nn.HybridBlock):
                 "token_types", shape=(spec.type_vocab, spec.hidden), init=weights
             )
             self.decoder_bias = self.params.get("decoder_bias", shape=(spec.vocab,), init="zeros")
-            self.embedding_norm = nn.LayerNorm(
-                epsilon=spec.layer_norm_eps, in_channels=spec.hidden
-            )
+            self.embedding_norm = nn.LayerNorm(epsilon=spec.layer_norm_eps, in_channels=spec.hidden)
             self.layers = nn.HybridSequential()
             for _ in range(spec.layers):
                 self.layers.add(EncoderLayer(spec))
             self.transform = dense(spec.hidden, spec.hidden)
             self.gelu = nn.GELU()
-            self.transform_norm = nn.LayerNorm(
-                epsilon=spec.layer_norm_eps, in_channels=spec.hidden
-            )
+            self.transform_norm = nn.LayerNorm(epsilon=spec.layer_norm_eps, in_channels=spec.hidden)
 
     def hybrid_forward(self, F, tokens, words, positions, token_types, decoder_bias):
         spec = self.spec
@@ -92,6 +88,4 @@ class MaskedLM(nn.HybridBlock):
         x = F.broadcast_add(F.broadcast_add(x, F.expand_dims(position, 0)), token_type)
         x = self.layers(self.embedding_norm(x))
         x = self.transform_norm(self.gelu(self.transform(x)))
-        return F.FullyConnected(
-            x, words, decoder_bias, num_hidden=spec.vocab, flatten=False
-        )
+        return F.FullyConnected(x, words, decoder_bias, num_hidden=spec.vocab, flatten=False)

@@ -63,9 +63,7 @@ def bottleneck(inputs: int, width: int, stride: int) -> nn.HybridBlock:
     return Residual(body, inputs, out, stride)
 
 
-def resnet(
-    blocks: tuple[int, ...], block, expansion: int, image_size: int
-) -> nn.HybridSequential:
+def resnet(blocks: tuple[int, ...], block, expansion: int, image_size: int) -> nn.HybridSequential:
     net = nn.HybridSequential()
     if imagenet_stem(image_size):
         conv_bn(net, 3, RESNET_WIDTHS[0], 7, 2)
@@ -78,7 +76,9 @@ def resnet(
         for i in range(count):
             net.add(block(channels, width, stage_strides(index) if i == 0 else 1))
             channels = width * expansion
-    net.add(nn.GlobalAvgPool2D(), nn.Flatten(), nn.Dense(num_classes(image_size), in_units=channels))
+    net.add(
+        nn.GlobalAvgPool2D(), nn.Flatten(), nn.Dense(num_classes(image_size), in_units=channels)
+    )
     return net
 
 

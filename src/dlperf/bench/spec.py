@@ -204,7 +204,9 @@ def flops_per_sample(network: str, image_size: int = 32, seq_len: int = DEFAULT_
     return sum(layer.flops for layer in layers(network, image_size, seq_len))
 
 
-def network_features(image_size: int = 32, seq_len: int = DEFAULT_SEQ_LEN) -> dict[str, dict[str, int]]:
+def network_features(
+    image_size: int = 32, seq_len: int = DEFAULT_SEQ_LEN
+) -> dict[str, dict[str, int]]:
     """Per network: ``param_count`` and ``flops_per_sample`` (intrinsic features of the models)."""
     return {
         name: {

@@ -21,9 +21,7 @@ class Embeddings(layers.Layer):
         spec = self.spec
         init = keras.initializers.TruncatedNormal(stddev=0.02)
         self.words = self.add_weight((spec.vocab, spec.hidden), init, name="words")
-        self.positions = self.add_weight(
-            (spec.max_positions, spec.hidden), init, name="positions"
-        )
+        self.positions = self.add_weight((spec.max_positions, spec.hidden), init, name="positions")
         self.token_types = self.add_weight((spec.type_vocab, spec.hidden), init, name="types")
         self.norm.build((*input_shape, spec.hidden))
 

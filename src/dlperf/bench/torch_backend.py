@@ -7,11 +7,10 @@ under DDP's ``no_sync``, so the all-reduce runs once per optimizer step.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from datetime import timedelta
-
-import contextlib
 
 import numpy as np
 import torch
@@ -21,7 +20,6 @@ from torch import nn
 from .ranks import DistInfo
 from .spec import RunConfig
 from .torch_nets import build_network, trainable_parameters
-
 
 AUTOCAST_DTYPES = {"fp32": None, "amp_fp16": torch.float16, "bf16": torch.bfloat16}
 
@@ -60,9 +58,7 @@ class TorchBackend:
                 f"{torch.cuda.get_device_name(self.device)} has none. Use amp_fp16 or fp32"
             )
         # Dynamic loss scaling for fp16; disabled, it passes everything through.
-        self.scaler = torch.amp.GradScaler(
-            self.device.type, enabled=config.precision == "amp_fp16"
-        )
+        self.scaler = torch.amp.GradScaler(self.device.type, enabled=config.precision == "amp_fp16")
         self.micro_step = 0  # micro-batches since the last optimizer step
 
     def environment(self) -> dict:
