@@ -86,7 +86,9 @@ NETWORK_FEATURES = ["param_count", "flops_per_sample"]
 # How workers shared a node (the generic model's core_share and ps_sync terms); optional:
 # absent cores mean a worker with its own device, absent ps_servers one parameter server.
 LAYOUT_COLUMNS = ["threads_per_worker", "cores_per_node", "ps_servers"]
-FAILURE_COLUMNS = CONFIG_COLUMNS + ["status", "error", "hostname", "slurm_job_id", "record"]
+FAILURE_COLUMNS = (
+    CONFIG_COLUMNS + list(INPUT_COLUMNS) + ["status", "error", "hostname", "slurm_job_id", "record"]
+)
 
 
 class RecordError(ValueError):
@@ -256,6 +258,7 @@ def _resource_columns(record: dict) -> dict:
 def _failure_row(record: dict, path: str) -> dict:
     config, env = record["config"], record["environment"]
     row = {key: config.get(key) for key in CONFIG_COLUMNS}
+    row.update({key: config.get(key, default) for key, default in INPUT_COLUMNS.items()})
     row.update(
         status=record["status"],
         error=(record.get("error") or "")[:2000],
