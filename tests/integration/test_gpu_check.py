@@ -1,6 +1,6 @@
 """scripts/gpu-check.sh in its dry-run mode: the GPU check's whole path (harness runs of the
-new networks in two precisions on 1 and 2 workers, aggregation, fits, summary) on the CPU,
-with an interpreter that has PyTorch but no workflow packages (PyYAML, jsonschema, Snakemake)."""
+new networks in two precisions on 1 and 2 workers, aggregation, fits, summary) on the CPU.
+(That it imports nothing of the workflow's: tests/unit/test_gpucheck.py.)"""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import sysconfig
 
 import pandas as pd
 import pytest
-from conftest import env_python
+
+from dlperf.io import read_json
 
 pytestmark = [pytest.mark.framework, pytest.mark.slow]
 
@@ -18,7 +19,7 @@ pytestmark = [pytest.mark.framework, pytest.mark.slow]
 def test_dry_run_measures_aggregates_fits_and_summarises(framework_env, repo, tmp_path):
     # The torch environment's interpreter; pandas, SciPy and scikit-learn come from this one's
     # site-packages (the GPU machine has them installed beside PyTorch).
-    python = env_python(framework_env("pytorch"))
+    python = read_json(framework_env("pytorch"))["python"]
     env = dict(os.environ, PYTHON=python, PYTHONPATH=sysconfig.get_paths()["purelib"])
     out = tmp_path / "check"
     argv = [str(repo / "scripts" / "gpu-check.sh"), "--dry-run", "--iterations", "2"]
@@ -39,7 +40,7 @@ def test_dry_run_measures_aggregates_fits_and_summarises(framework_env, repo, tm
 
 
 def test_a_missing_package_is_named_before_anything_runs(framework_env, repo, tmp_path):
-    python = env_python(framework_env("pytorch"))  # has torch and NumPy, not pandas
+    python = read_json(framework_env("pytorch"))["python"]  # has torch and NumPy, not pandas
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.run(
         [str(repo / "scripts" / "gpu-check.sh"), "--dry-run", "--out", str(tmp_path / "c")],
