@@ -332,6 +332,9 @@ def to_points(timings: pd.DataFrame) -> pd.DataFrame:
             ]
         )
     keys = POINT_KEYS + [c for c in SWEPT_INPUT_COLUMNS if c in timings.columns]
+    # Rows that do not say (a table written before the column, an external one) did not
+    # accumulate.
+    timings = timings.fillna({c: INPUT_COLUMNS[c] for c in SWEPT_INPUT_COLUMNS if c in keys})
     grouped = timings.groupby(keys, sort=True, dropna=False)
     # Network features (for across-network models) and the cores setting are the same in
     # every repetition.
