@@ -5,12 +5,16 @@ cannot run."""
 
 from __future__ import annotations
 
+import json
+import os
+import socket
 import subprocess
 import sys
 
 import pytest
 
 from dlperf.bench.spec import FRAMEWORKS, flops_per_sample, param_count
+from dlperf.io import read_json
 
 pytestmark = [pytest.mark.framework, pytest.mark.slow]
 
@@ -71,3 +75,34 @@ def test_fp16_on_the_cpu_is_refused_before_anything_runs(framework_env, tmp_path
     assert proc.returncode == 2
     assert f"{framework} cannot train in amp_fp16 on cpu" in proc.stderr
     assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.parametrize("accumulation", [1, 4])
+def test_pytorch_exchanges_gradients_once_per_optimizer_step(framework_env, repo, accumulation):
+    python = read_json(framework_env("pytorch"))["python"]
+    probe = repo / "tests" / "integration" / "torch_exchange_probe.py"
+    port = str(free_port())
+    env = dict(os.environ, PYTHONPATH=str(repo / "src"))
+    ranks = [
+        subprocess.Popen(
+            [python, str(probe), str(rank), port, str(accumulation)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for rank in (0, 1)
+    ]
+    outputs = [rank.communicate(timeout=300) for rank in ranks]
+    assert all(rank.returncode == 0 for rank in ranks), [err[-3000:] for _, err in outputs]
+    results = [json.loads(out.strip().splitlines()[-1]) for out, _ in outputs]
+    for result in results:
+        # 8 micro-batches: 8 optimizer steps, or 2 of 4 micro-batches each (the 4th and 8th).
+        assert result["exchanged"] == list(range(accumulation - 1, 8, accumulation))
+    assert results[0]["checksum"] == results[1]["checksum"]  # the workers stay in step
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
