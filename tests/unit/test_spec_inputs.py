@@ -4,6 +4,7 @@ the run configuration."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from dlperf import config as cfg
@@ -117,3 +118,27 @@ def test_digits_are_refused_for_inputs_they_cannot_fill():
 
 def test_every_network_has_an_input_kind():
     assert {spec.inputs for spec in NETWORKS.values()} == {"image", "tokens"}
+
+
+def test_points_keep_accumulation_apart_and_count_micro_batches():
+    from dlperf import tables
+
+    rows = [
+        {
+            "framework": "pytorch",
+            "network": "bert_tiny",
+            "device": "cpu",
+            "nodes": 1,
+            "procs": 2,
+            "batch_size": 8,
+            "data_size": 100,
+            "grad_accum_steps": accum,
+            "epoch_time_s": seconds,
+            "samples_per_s": 100 / seconds,
+        }
+        for accum, seconds in [(1, 2.0), (1, 2.2), (4, 1.5), (None, 2.1)]
+    ]
+    points = tables.to_points(pd.DataFrame(rows))
+    assert list(points["grad_accum_steps"]) == [1, 4]  # a row that does not say did not accumulate
+    assert list(points["n_reps"]) == [3, 1]
+    assert list(points["iters_per_epoch"]) == [7, 8]  # ceil(100/16); 4 * ceil(100/64)
