@@ -1,17 +1,21 @@
 """(e) Harness overhead: time per iteration through the harness vs the same step in a bare loop.
 
     .venv/bin/python benchmarks/harness_overhead.py [--frameworks pytorch tensorflow mxnet]
+    .venv/bin/python benchmarks/harness_overhead.py --networks bert_tiny --batch-sizes 8 16 \
+        --seq-len 64 --pairs 6
+    .venv/bin/python benchmarks/harness_overhead.py --networks resnet18 --image-size 224 \
+        --batch-sizes 1 2 --pairs 4
 
 For each framework the worker (harness_worker.py) runs inside that framework's environment
 (built or reused from the cache by dlperf.envs.build) on one thread, for the default networks
-and batch sizes of config/config.yaml. Bare and harness blocks of the same length alternate
-(with a third kind, below); the figure is the median over rounds of (harness / bare - 1) in
-wall-clock time per iteration, the quantity the harness records. Beside it: the same in CPU
-time of the whole process (robust to load, but it also counts work done in parallel with the
-device: MXNet's waiting thread, while its engine computes); a bare loop that synchronises after
-every step (what waiting for the device after every step would cost: an asynchronous engine
-loses its overlap of dispatch and compute); and the harness's own work called alone,
-(bookkeeping + 2 synchronisations) / bare iteration time.
+and batch sizes of config/config.yaml (or those given). Bare and harness blocks of the same
+length alternate (with a third kind, below); the figure is the median over rounds of (harness /
+bare - 1) in wall-clock time per iteration, the quantity the harness records. Beside it: the
+same in CPU time of the whole process (robust to load, but it also counts work done in parallel
+with the device: MXNet's waiting thread, while its engine computes); a bare loop that
+synchronises after every step (what waiting for the device after every step would cost: an
+asynchronous engine loses its overlap of dispatch and compute); and the harness's own work
+called alone, (bookkeeping + 2 synchronisations) / bare iteration time.
 
 Target: < 1 % of the iteration time.
 """
@@ -41,7 +45,9 @@ def defaults() -> tuple[list[str], list[int]]:
     return list(config["networks"]), [int(b) for b in config["batch_sizes"]]
 
 
-def run_worker(framework: str, network: str, batches: list[int], pairs: int) -> dict:
+def run_worker(
+    framework: str, network: str, batches: list[int], pairs: int, inputs: list[str]
+) -> dict:
     env = envs.build(framework, REPO / "envs" / f"{framework}.txt", envs.default_root())
     environ = {
         **os.environ,
@@ -58,6 +64,7 @@ def run_worker(framework: str, network: str, batches: list[int], pairs: int) -> 
         *map(str, batches),
         "--pairs",
         str(pairs),
+        *inputs,
     ]
     proc = subprocess.run(argv, capture_output=True, text=True, env=environ, timeout=1800)
     if proc.returncode != 0:
@@ -93,12 +100,18 @@ def main() -> int:
     parser.add_argument(
         "--pairs", type=int, default=20, help="rounds (bare, synced, harness blocks) per batch size"
     )
+    parser.add_argument("--networks", nargs="+", help="default: config/config.yaml's")
+    parser.add_argument("--batch-sizes", type=int, nargs="+", help="default: config/config.yaml's")
+    parser.add_argument("--image-size", type=int, default=32)
+    parser.add_argument("--seq-len", type=int, default=128)
     args = parser.parse_args()
     networks, batches = defaults()
+    networks, batches = args.networks or networks, args.batch_sizes or batches
+    inputs = ["--image-size", str(args.image_size), "--seq-len", str(args.seq_len)]
     ok = True
     for framework in args.frameworks:
         for network in networks:
-            result = run_worker(framework, network, batches, args.pairs)
+            result = run_worker(framework, network, batches, args.pairs, inputs)
             blocks = result["blocks"]
             iteration_ms = 1e3 * statistics.median(
                 b["wall_s"] for block in blocks for b in block["bare"]

@@ -2,6 +2,7 @@
 a bare loop, in interleaved blocks. Prints one JSON object. Started by harness_overhead.py.
 
     <env>/bin/python benchmarks/harness_worker.py FRAMEWORK NETWORK BATCH [BATCH ...]
+        [--image-size 32|224] [--seq-len N]
 """
 
 from __future__ import annotations
@@ -66,8 +67,10 @@ def per_call_s(fn, calls: int = 20_000) -> float:
     return (time.process_time() - cpu) / calls
 
 
-def measure(framework: str, network: str, batch: int, pairs: int, block_s: float) -> dict:
-    config = RunConfig(framework, network, "cpu", 1, 1, batch, 1 << 20, 0)
+def measure(
+    framework: str, network: str, batch: int, pairs: int, block_s: float, inputs: dict
+) -> dict:
+    config = RunConfig(framework, network, "cpu", 1, 1, batch, 1 << 20, 0, **inputs)
     dist = DistInfo()
     backend = load_backend(framework)(config, dist, 1)
     backend.setup()
@@ -102,9 +105,13 @@ def main() -> None:
     parser.add_argument("batch_sizes", type=int, nargs="+")
     parser.add_argument("--pairs", type=int, default=12)
     parser.add_argument("--block-s", type=float, default=0.5)
+    parser.add_argument("--image-size", type=int, default=32)
+    parser.add_argument("--seq-len", type=int, default=128)
     args = parser.parse_args()
+    inputs = {"image_size": args.image_size, "seq_len": args.seq_len}
     results = [
-        measure(args.framework, args.network, b, args.pairs, args.block_s) for b in args.batch_sizes
+        measure(args.framework, args.network, b, args.pairs, args.block_s, inputs)
+        for b in args.batch_sizes
     ]
     print(json.dumps({"framework": args.framework, "network": args.network, "blocks": results}))
 

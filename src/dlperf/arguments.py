@@ -137,3 +137,26 @@ def check_known(kind: str, given: Sequence[str], known: Sequence[str], where: st
             f"unknown {kind} {listed}; known {kind}s ({where}): {holds}. "
             f"Choose one of those with --{kind}"
         )
+
+
+def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    """`dlperf bench`'s options for what one sample is and how it is trained (the config keys
+    image_size, seq_len, precision and accumulation_steps)."""
+    from dlperf.bench.spec import DEFAULT_SEQ_LEN, IMAGE_SIZES, MAX_SEQ_LEN, PRECISIONS
+
+    parser.add_argument(
+        "--image-size", type=int, choices=IMAGE_SIZES, default=32, help="image networks' side"
+    )
+    parser.add_argument(
+        "--seq-len",
+        type=whole(1, MAX_SEQ_LEN, "tokens per sample"),
+        default=DEFAULT_SEQ_LEN,
+        help="token networks' tokens per sample",
+    )
+    parser.add_argument("--precision", choices=PRECISIONS, default="fp32")
+    parser.add_argument(
+        "--accumulation-steps",
+        type=COUNT,
+        default=1,
+        help="micro-batches (of --batch-size each) per optimizer step",
+    )

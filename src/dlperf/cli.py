@@ -31,9 +31,20 @@ def _config_sections(args: argparse.Namespace) -> dict:
 
 def cmd_env(args: argparse.Namespace) -> int:
     from dlperf.envs import build_and_describe, default_root
+    from dlperf.site_envs import describe_site_env
 
     root = Path(args.root) if args.root else default_root()
-    info = build_and_describe(args.framework, Path(args.requirements), root, Path(args.out))
+    if args.python or args.container:
+        kind = "python" if args.python else "container"
+        info = describe_site_env(
+            args.framework, kind, args.python or args.container, Path(args.out), root, args.gpus
+        )
+    elif args.requirements:
+        info = build_and_describe(args.framework, Path(args.requirements), root, Path(args.out))
+    else:
+        raise ValueError(
+            "give the environment: --requirements FILE, --python PATH or --container IMAGE"
+        )
     print(f"{args.framework}: {info['python']} ({len(info['packages'])} packages) -> {args.out}")
     return 0
 
@@ -57,6 +68,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         dataset=args.dataset,
         seed=args.seed,
         timeout_s=args.timeout,
+        image_size=args.image_size,
+        seq_len=args.seq_len,
+        precision=args.precision,
+        grad_accum_steps=args.accumulation_steps,
     )
     # Measured again (forced, or its configuration changed): the previous record is kept.
     kept = keep_previous(args.out)
@@ -490,7 +505,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("env", help="build (or reuse) a framework environment and write its lock")
     p.add_argument("--framework", required=True, choices=FRAMEWORKS)
-    p.add_argument("--requirements", required=True, help="requirements file, e.g. envs/pytorch.txt")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--requirements", help="requirements file, e.g. envs/pytorch.txt")
+    source.add_argument("--python", help="an existing interpreter that has the framework")
+    source.add_argument("--container", help="a container image that has it (run with apptainer)")
+    p.add_argument("--gpus", action="store_true", help="--container: give it the GPUs (--nv)")
     p.add_argument(
         "--root", help="where environments live (default: $DLPERF_ENV_ROOT or ~/.cache/dlperf/envs)"
     )
@@ -523,6 +542,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=arg.SECONDS, default=600.0, help="seconds before the run is ended"
     )
     p.add_argument("--launcher", default="auto", choices=["auto", "local", "srun"])
+    arg.add_input_arguments(p)
     p.add_argument("--out", required=True, help="run record (JSON)")
     p.set_defaults(func=cmd_bench)
 

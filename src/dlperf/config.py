@@ -12,7 +12,7 @@ import jsonschema
 import yaml
 
 from dlperf import sweep_checks
-from dlperf.bench.spec import RunConfig
+from dlperf.bench.spec import RunConfig, precision_problem
 
 
 class ConfigError(ValueError):
@@ -68,7 +68,19 @@ def validated(config: dict) -> dict:
     problems = sweep_checks.value_problems(config)
     if problems:
         raise ConfigError("\n".join(f"invalid configuration: {p}" for p in problems))
+    check_precision(config)
     return config
+
+
+def check_precision(config: dict) -> None:
+    """Refuse, before any run, a precision a listed framework cannot run on the device."""
+    problems = [
+        problem
+        for framework in config["frameworks"]
+        if (problem := precision_problem(framework, config["device"], config["precision"]))
+    ]
+    if problems:
+        raise ConfigError("invalid configuration: " + "; ".join(problems))
 
 
 #: Sections a user's config replaces as a whole instead of merging into the default's: a user
@@ -155,12 +167,13 @@ def run_layouts(config: dict) -> list[tuple[int, int]]:
 def run_configs(config: dict) -> list[RunConfig]:
     """Every benchmark job of the sweep, in a stable order."""
     runs = []
-    for framework, network, (nodes, procs), batch, data, rep in itertools.product(
+    for framework, network, (nodes, procs), batch, data, accum, rep in itertools.product(
         config["frameworks"],
         config["networks"],
         run_layouts(config),
         sorted(config["batch_sizes"]),
         sorted(config["data_sizes"]),
+        sorted(config["accumulation_steps"]),
         range(config["repeats"]),
     ):
         runs.append(
@@ -177,17 +190,34 @@ def run_configs(config: dict) -> list[RunConfig]:
                 threads_per_proc=config["threads_per_proc"],
                 dataset=config["dataset"],
                 timeout_s=float(config["timeout_s"]),
+                image_size=config["image_size"],
+                seq_len=config["seq_len"],
+                precision=config["precision"],
+                grad_accum_steps=accum,
             )
         )
     return runs
 
 
+# {accum} is empty without accumulation (so every record of a sweep without it keeps its
+# name) and "_a<k>" with k micro-batches per optimizer step. image_size, seq_len and precision
+# are the study's, like device: a change re-measures the same records (dlperf.remeasure).
 RUN_RECORD_PATTERN = (
-    "results/runs/{framework}/{network}/n{nodes}_p{procs}_b{batch_size}_d{data_size}_r{rep}.json"
+    "results/runs/{framework}/{network}/"
+    "n{nodes}_p{procs}_b{batch_size}_d{data_size}_r{rep}{accum}.json"
 )
+
+
+def accumulation_suffix(steps: int) -> str:
+    return "" if steps == 1 else f"_a{steps}"
+
+
+def accumulation_from_suffix(suffix: str) -> int:
+    """The inverse of :func:`accumulation_suffix` (the bench rule's ``accum`` wildcard)."""
+    return int(suffix.removeprefix("_a")) if suffix else 1
 
 
 def run_record_path(run: RunConfig) -> str:
     # The fields as they are (vars), not to_dict's deep copy: the aggregate rule asks this
     # once per job when the workflow is parsed.
-    return RUN_RECORD_PATTERN.format(**vars(run))
+    return RUN_RECORD_PATTERN.format(**vars(run), accum=accumulation_suffix(run.grad_accum_steps))

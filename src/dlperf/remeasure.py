@@ -15,20 +15,28 @@ from collections.abc import Mapping
 
 from dlperf.config import RUN_RECORD_PATTERN
 
+#: Study-level settings of what one sample is and how it is trained, with the values every
+#: run had before they existed (`dlperf bench`'s defaults).
+INPUT_DEFAULTS = {"image_size": 32, "seq_len": 128, "precision": "fp32"}
+
 
 def measured_settings(config: Mapping) -> str:
     """``dlperf bench`` options that every run of the sweep shares and that change what it
     measures, shell-quoted (one param: a sweep's jobs differ only in their wildcards)."""
-    return shlex.join(
-        [
-            "--device",
-            config["device"],
-            "--dataset",
-            config["dataset"],
-            "--warmup-iters",
-            str(config["warmup_iters"]),
-        ]
-    )
+    options = [
+        "--device",
+        config["device"],
+        "--dataset",
+        config["dataset"],
+        "--warmup-iters",
+        str(config["warmup_iters"]),
+    ]
+    # Only when not the default: a study measured before these keys existed ran the default,
+    # and its jobs' params (so its records) stay as they were.
+    for key, default in INPUT_DEFAULTS.items():
+        if config.get(key, default) != default:
+            options += [f"--{key.replace('_', '-')}", str(config[key])]
+    return shlex.join(options)
 
 
 def _record_path(wildcards) -> str:
@@ -40,6 +48,7 @@ def _record_path(wildcards) -> str:
         batch_size=wildcards.batch,
         data_size=wildcards.data,
         rep=wildcards.rep,
+        accum=wildcards.accum,
     )
 
 

@@ -17,10 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dlperf.bench.spec import network_features
+from dlperf.bench.spec import RunConfig, run_features
 from dlperf.io import atomic_path, atomic_write_text
-
-NETWORKS_FLOPS = {name: f["flops_per_sample"] for name, f in network_features().items()}
 
 CONFIG_COLUMNS = [
     "framework",
@@ -33,8 +31,12 @@ CONFIG_COLUMNS = [
     "rep",
 ]
 POINT_KEYS = ["framework", "network", "device", "nodes", "procs", "batch_size", "data_size"]
+# What one sample is and how it is trained; a record from before they existed ran the default.
+# grad_accum_steps: micro-batches (of batch_size each) per optimizer step, one all-reduce each.
+INPUT_COLUMNS = {"image_size": 32, "seq_len": 128, "precision": "fp32", "grad_accum_steps": 1}
 TIMING_COLUMNS = (
     CONFIG_COLUMNS
+    + list(INPUT_COLUMNS)
     + [
         "global_batch",
         "iters_per_epoch",
@@ -89,7 +91,9 @@ LAYOUT_COLUMNS = ["threads_per_worker", "cores_per_node", "ps_servers"]
 # micro-batch and an iteration is one micro-batch; the gradient is exchanged once per step.
 # Absent means 1. Rows that differ in it are different configurations.
 ACCUMULATION = "grad_accum_steps"
-FAILURE_COLUMNS = CONFIG_COLUMNS + ["status", "error", "hostname", "slurm_job_id", "record"]
+FAILURE_COLUMNS = (
+    CONFIG_COLUMNS + list(INPUT_COLUMNS) + ["status", "error", "hostname", "slurm_job_id", "record"]
+)
 
 
 # The epoch is timed around its iterations: their sum falls short of it by the loop's own
@@ -97,7 +101,8 @@ FAILURE_COLUMNS = CONFIG_COLUMNS + ["status", "error", "hostname", "slurm_job_id
 EPOCH_TOLERANCE = 0.05
 EPOCH_SLACK_S = 1e-3
 RECORD_NAME = re.compile(
-    r"n(?P<nodes>\d+)_p(?P<procs>\d+)_b(?P<batch_size>\d+)_d(?P<data_size>\d+)_r(?P<rep>\d+)\.json"
+    r"n(?P<nodes>\d+)_p(?P<procs>\d+)_b(?P<batch_size>\d+)_d(?P<data_size>\d+)_r(?P<rep>\d+)"
+    r"(?:_a(?P<grad_accum_steps>\d+))?\.json"  # config.RUN_RECORD_PATTERN
 )
 
 
@@ -175,9 +180,11 @@ def _name_mismatch(record: dict, path: Path) -> str | None:
     if not match:
         return None
     config = record["config"]
-    named = {key: int(value) for key, value in match.groupdict().items()}
+    # A name without the accumulation suffix is a run without accumulation.
+    named = {key: int(value or 1) for key, value in match.groupdict().items()}
     named |= {"framework": path.parent.parent.name, "network": path.parent.name}
-    differ = [key for key, value in named.items() if config.get(key) != value]
+    given = {"grad_accum_steps": 1} | config
+    differ = [key for key, value in named.items() if given.get(key) != value]
     if differ:
         found = ", ".join(f"{key}={config.get(key)!r}" for key in differ)
         return f"its configuration ({found}) is not the one its file name and folder give"
@@ -236,6 +243,7 @@ def _timing_row(record: dict) -> dict:
     """The row of a successful run, less the iteration statistics (see iteration_stats)."""
     config, env = record["config"], record["environment"]
     row = {key: config[key] for key in CONFIG_COLUMNS}
+    row.update({key: config.get(key, default) for key, default in INPUT_COLUMNS.items()})
     row.update(
         global_batch=config["procs"] * config["batch_size"],
         iters_per_epoch=record["iters_per_epoch"],
@@ -243,8 +251,8 @@ def _timing_row(record: dict) -> dict:
         epoch_time_s=record["epoch_time_s"],
         samples_per_s=record["samples_per_s"],
         param_count=record.get("param_count"),
-        # Intrinsic features of the network (forward FLOPs per sample), from its definition.
-        flops_per_sample=NETWORKS_FLOPS.get(config["network"]),
+        # Intrinsic features of the network at the run's input size, from its definition.
+        flops_per_sample=_flops_per_sample(record),
         setup_s=record.get("setup_s"),
         compile_s=record.get("compile_s"),
         framework_version=env.get("framework_version"),
@@ -261,6 +269,18 @@ def _timing_row(record: dict) -> dict:
     )
     row.update(_resource_columns(record))
     return row
+
+
+def _flops_per_sample(record: dict) -> int | None:
+    """Forward FLOPs per sample as the record states them, else from the network's definition
+    at the record's input size (None for a network this version does not know)."""
+    stated = (record.get("network_features") or {}).get("flops_per_sample")
+    if stated is not None:
+        return stated
+    try:
+        return run_features(RunConfig.from_dict(record["config"]))["flops_per_sample"]
+    except (ValueError, TypeError):
+        return None
 
 
 def _resource_columns(record: dict) -> dict:
@@ -286,6 +306,7 @@ def _resource_columns(record: dict) -> dict:
 def _failure_row(record: dict, path: str) -> dict:
     config, env = record["config"], record["environment"]
     row = {key: config.get(key) for key in CONFIG_COLUMNS}
+    row.update({key: config.get(key, default) for key, default in INPUT_COLUMNS.items()})
     row.update(
         status=record["status"],
         error=(record.get("error") or "")[:2000],
@@ -391,6 +412,8 @@ def to_points(timings: pd.DataFrame) -> pd.DataFrame:
                 "rep_ape",
             ]
         )
+    # Rows that do not say (a table written before the column, an external one) did not
+    # accumulate.
     timings = with_accumulation(timings)
     keys = POINT_KEYS + [ACCUMULATION]
     grouped = timings.groupby(keys, sort=True, dropna=False)
@@ -412,7 +435,9 @@ def to_points(timings: pd.DataFrame) -> pd.DataFrame:
     deviation = (timings["epoch_time_s"] - median).abs() / median * 100.0
     spread = deviation.groupby([timings[k] for k in keys], sort=True, dropna=False).mean()
     points["rep_ape"] = np.where(points["n_reps"] > 1, spread.to_numpy(), np.nan)
-    points["iters_per_epoch"] = np.ceil(
-        points["data_size"] / (points["procs"] * points["batch_size"])
+    # Micro-batches per epoch, in whole optimizer steps (RunConfig.iters_per_epoch).
+    accum = points["grad_accum_steps"] if "grad_accum_steps" in points else 1
+    points["iters_per_epoch"] = (
+        np.ceil(points["data_size"] / (points["procs"] * points["batch_size"] * accum)) * accum
     ).astype(int)
     return points

@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-from dlperf.bench.spec import FRAMEWORKS, NETWORKS, param_count
+from dlperf.bench.count_params import network_sizes
+from dlperf.bench.spec import FRAMEWORKS, param_count
 
 pytestmark = [pytest.mark.framework, pytest.mark.slow]
 
@@ -120,4 +121,4 @@ def processes_mentioning(text: str) -> list[str]:
 def test_trainable_parameters_match_the_spec(framework_env, run_in_env, framework):
     argv = ["-m", "dlperf.bench.count_params", "--framework", framework]
     counts = json.loads(run_in_env(framework_env(framework), argv))
-    assert counts == {name: param_count(name) for name in NETWORKS}
+    assert counts == {f"{name}@{size}": param_count(name, size) for name, size in network_sizes()}

@@ -9,7 +9,14 @@ from dlperf import remeasure
 from dlperf.io import atomic_write_json
 
 WILDCARDS = SimpleNamespace(
-    framework="pytorch", network="mlp", nodes="1", procs="2", batch="8", data="64", rep="0"
+    framework="pytorch",
+    network="mlp",
+    nodes="1",
+    procs="2",
+    batch="8",
+    data="64",
+    rep="0",
+    accum="",
 )
 
 
@@ -27,6 +34,33 @@ def test_record_path_is_the_workflows(tmp_path):
     )
     (config,) = cfg.run_configs(run)
     assert remeasure._record_path(WILDCARDS) == cfg.run_record_path(config)
+    assert cfg.run_record_path(config).endswith("/n1_p2_b8_d64_r0.json")  # as before accumulation
+
+
+def test_accumulation_adds_a_suffix_the_rule_reads_back():
+    run = cfg.validated(
+        {
+            "batch_sizes": [8],
+            "data_sizes": [64],
+            "procs": [2],
+            "repeats": 1,
+            "networks": ["mlp"],
+            "accumulation_steps": [1, 4],
+        }
+    )
+    plain, accumulated = cfg.run_configs(run)
+    assert (plain.grad_accum_steps, accumulated.grad_accum_steps) == (1, 4)
+    wildcards = SimpleNamespace(**{**vars(WILDCARDS), "accum": "_a4"})
+    assert remeasure._record_path(wildcards) == cfg.run_record_path(accumulated)
+    assert cfg.accumulation_from_suffix("_a4") == 4 and cfg.accumulation_from_suffix("") == 1
+
+
+def test_input_settings_join_the_measured_settings_only_when_not_the_default():
+    base = cfg.validated({"batch_sizes": [8], "data_sizes": [64]})
+    settings = remeasure.measured_settings(base)
+    assert "--precision" not in settings and "--image-size" not in settings
+    changed = remeasure.measured_settings({**base, "precision": "bf16", "image_size": 224})
+    assert "--precision bf16" in changed and "--image-size 224" in changed
 
 
 def test_new_run_gets_the_configured_timeout(tmp_path, monkeypatch):

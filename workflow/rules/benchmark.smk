@@ -25,6 +25,7 @@ wildcard_constraints:
     batch=r"\d+",
     data=r"\d+",
     rep=r"\d+",
+    accum=r"(_a\d+)?",
 
 
 rule bench:
@@ -34,10 +35,10 @@ rule bench:
         # update: Snakemake leaves a previous record in place (it would delete it before the
         # job); `dlperf bench` keeps it in results/history/ before measuring again.
         update(
-            "results/runs/{framework}/{network}/n{nodes}_p{procs}_b{batch}_d{data}_r{rep}.json"
+            "results/runs/{framework}/{network}/n{nodes}_p{procs}_b{batch}_d{data}_r{rep}{accum}.json"
         ),
     log:
-        "logs/bench/{framework}/{network}/n{nodes}_p{procs}_b{batch}_d{data}_r{rep}.log",
+        "logs/bench/{framework}/{network}/n{nodes}_p{procs}_b{batch}_d{data}_r{rep}{accum}.log",
     conda:
         WORKFLOW_ENV
     # A benchmark gets the whole machine: two at once would distort each other's timings.
@@ -61,9 +62,13 @@ rule bench:
         # Not in the command (resources.launch has the value that applies): re-runs on change.
         threads=dlperf.cluster.thread_settings(config),
         timeout=dlperf.remeasure.timeout_param(config),
+        accumulation=lambda wildcards: dlperf.config.accumulation_from_suffix(
+            wildcards.accum
+        ),
     shell:
         "dlperf bench --env {input.env} --framework {wildcards.framework} "
         "--network {wildcards.network} --nodes {wildcards.nodes} --procs {wildcards.procs} "
         "--batch-size {wildcards.batch} --data-size {wildcards.data} --rep {wildcards.rep} "
+        "--accumulation-steps {params.accumulation} "
         "{params.measures} --timeout {params.timeout} {resources.launch} --out {output} "
         "> {log} 2>&1"

@@ -1,7 +1,11 @@
 """The data a benchmark trains on, as NumPy arrays (NCHW float32 images, int64 labels).
 
 ``synthetic``: random batches made once per rank and cycled, so no input
-pipeline is timed. ``digits``: scikit-learn's bundled 8x8 handwritten digits,
+pipeline is timed. For token networks a batch is (tokens, labels, weights), all
+(batch, seq_len): random token ids with a fixed share masked, the original ids as
+labels and each sample's masked positions weighted 1/masked (others 0), so a sample's
+loss is the mean over its masked tokens (masked-token training). ``digits``:
+scikit-learn's bundled 8x8 handwritten digits,
 upscaled and padded to 3x32x32; the driver (analysis environment, which has
 scikit-learn) exports them to ``.npy`` files in the run's work directory and the
 workers read those with NumPy, so framework environments need no scikit-learn.
@@ -14,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .spec import INPUT_SHAPE, NUM_CLASSES, RunConfig
+from .archs import MASK_FRACTION, MASK_TOKEN, TRANSFORMERS, input_shape, num_classes
+from .spec import INPUT_SHAPE, RunConfig
 
 # Synthetic batches are made once and cycled, so no data pipeline is timed.
 SYNTHETIC_POOL = 4
@@ -23,15 +28,34 @@ DIGITS_LABELS = "digits_labels.npy"
 DIGITS_SCALE = 3  # 8x8 -> 24x24, then 4 pixels of zero padding on every side -> 32x32
 
 
-def synthetic_batches(config: RunConfig, rank: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Random images and labels, different on every rank (as a sharded dataset would be)."""
+def synthetic_batches(config: RunConfig, rank: int) -> list[tuple[np.ndarray, ...]]:
+    """Random batches, different on every rank (as a sharded dataset would be)."""
     rng = np.random.default_rng([config.seed, rank])
-    batches = []
-    for _ in range(SYNTHETIC_POOL):
-        images = rng.standard_normal((config.batch_size, *INPUT_SHAPE), dtype=np.float32)
-        labels = rng.integers(0, NUM_CLASSES, size=config.batch_size, dtype=np.int64)
-        batches.append((images, labels))
-    return batches
+    make = masked_tokens if config.inputs == "tokens" else random_images
+    return [make(rng, config) for _ in range(SYNTHETIC_POOL)]
+
+
+def random_images(rng: np.random.Generator, config: RunConfig) -> tuple[np.ndarray, np.ndarray]:
+    shape = (config.batch_size, *input_shape(config.image_size))
+    images = rng.standard_normal(shape, dtype=np.float32)
+    labels = rng.integers(0, num_classes(config.image_size), size=config.batch_size, dtype=np.int64)
+    return images, labels
+
+
+def masked_count(seq_len: int) -> int:
+    return max(1, round(MASK_FRACTION * seq_len))
+
+
+def masked_tokens(rng: np.random.Generator, config: RunConfig) -> tuple[np.ndarray, ...]:
+    """(tokens, labels, weights): a fixed number of positions per sample masked."""
+    shape = (config.batch_size, config.seq_len)
+    labels = rng.integers(1000, TRANSFORMERS[config.network].vocab, size=shape, dtype=np.int64)
+    masked = masked_count(config.seq_len)
+    order = rng.random(shape).argsort(axis=1)[:, :masked]
+    weights = np.zeros(shape, dtype=np.float32)
+    np.put_along_axis(weights, order, 1.0 / masked, axis=1)
+    tokens = np.where(weights > 0, MASK_TOKEN, labels)
+    return tokens, labels, weights
 
 
 def digits_to_cifar_shape(images_8x8: np.ndarray) -> np.ndarray:

@@ -53,8 +53,9 @@ class Backend(Protocol):
     def setup(self) -> int:
         """Build network, optimiser and data-parallel wrapper; return the trainable parameters."""
 
-    def prepare_batch(self, images: np.ndarray, labels: np.ndarray) -> object:
-        """Turn NCHW float32 images and int64 labels into device-resident inputs."""
+    def prepare_batch(self, *arrays: np.ndarray) -> object:
+        """Turn one batch (NCHW float32 images and int64 labels; or int64 tokens, int64
+        labels and float32 weights, see :mod:`.datasets`) into device-resident inputs."""
 
     def input_pipeline(self, images: np.ndarray, labels: np.ndarray) -> Iterator[object]:
         """The framework's own loader over this worker's shard: endless, shuffled,
@@ -65,9 +66,9 @@ class Backend(Protocol):
         separates the two (TensorFlow's tf.function); seconds spent, or None."""
 
     def step(self, batch: object) -> object | None:
-        """One training step: forward, backward, gradient exchange, update. An
-        asynchronous backend returns a completion marker for ``wait``; a synchronous one
-        returns None."""
+        """One micro-batch: forward and backward; on every ``grad_accum_steps``-th call also
+        the gradient exchange and the update (an optimizer step). An asynchronous backend
+        returns a completion marker for ``wait``; a synchronous one returns None."""
 
     def wait(self, marker: object) -> None:
         """Block until the step that returned ``marker`` has finished (and not the steps
@@ -87,7 +88,7 @@ def batch_source(
 ) -> Iterator[object]:
     if config.dataset == "synthetic":
         return itertools.cycle(
-            [backend.prepare_batch(x, y) for x, y in synthetic_batches(config, dist.rank)]
+            [backend.prepare_batch(*arrays) for arrays in synthetic_batches(config, dist.rank)]
         )
     images, labels = load_digits_export(data_dir)
     images, labels = shard(images, labels, dist.rank, dist.world_size, config.batch_size)
@@ -142,7 +143,9 @@ def run_training(
     backend.sync()
     graph_build_s = backend.build_graph(next(source))
 
-    warmup = timed_steps(backend, source, config.warmup_iters)
+    # Whole optimizer steps: the timed epoch starts with a fresh accumulation.
+    accum = config.grad_accum_steps
+    warmup = timed_steps(backend, source, -(-config.warmup_iters // accum) * accum)
 
     backend.barrier()
     backend.sync()
@@ -175,7 +178,9 @@ def run_training(
         # Otherwise graph building / compilation / autotuning lands in the first step.
         "first_iter_s": first_iter_s,
         "compile_s": max(0.0, first_iter_s - steady),
-        "warmup_iters": config.warmup_iters,
+        "warmup_iters": len(warmup),
+        "grad_accum_steps": accum,
+        "precision": config.precision,
         "warmup_times_s": [t for t, _ in warmup],
         "iter_times_s": iter_times,
         "data_wait_s": data_waits,

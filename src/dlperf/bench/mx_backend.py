@@ -10,6 +10,12 @@ is set from the environment before the library loads: OMP_NUM_THREADS (MXNet's
 default is half the CPUs) and MXNET_CPU_WORKER_NTHREADS=1, set by the driver.
 In a distributed run the launcher has started a ps-lite scheduler and server
 and set the DMLC_* variables; ``kv.create`` connects to them.
+
+Precision is MXNet's AMP (``mxnet.contrib.amp``: low-precision operators chosen by its
+lists), with dynamic loss scaling for fp16. Gradient accumulation: the parameters sum
+their gradients (``grad_req='add'``) over an optimizer step's micro-batches, and only the
+last calls ``trainer.step``, which pushes them to the parameter server (the exchange),
+once per optimizer step.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from collections.abc import Iterator
 import mxnet as mx
 import numpy as np
 from mxnet import autograd, gluon
+from mxnet.contrib import amp
 
 from .ranks import DistInfo, host_address
 from .spec import RunConfig
@@ -30,6 +37,9 @@ def gpu_count() -> int:
         return mx.context.num_gpus()
     except mx.base.MXNetError:  # a CPU-only build may refuse to ask the CUDA runtime
         return 0
+
+
+AMP_DTYPES = {"amp_fp16": "float16", "bf16": "bfloat16"}
 
 
 class MXNetBackend:
@@ -63,6 +73,7 @@ class MXNetBackend:
         else:
             self.kvstore_name = "device" if config.device == "cuda" else "local"
         self.kv = None
+        self.micro_step = 0  # micro-batches since the last optimizer step
 
     def environment(self) -> dict:
         features = mx.runtime.Features()
@@ -81,6 +92,12 @@ class MXNetBackend:
             "distributed_backend": self.kv.type if self.kv is not None else None,
             "kvstore_rank": self.kv.rank if self.kv is not None else None,
             "kvstore_workers": self.kv.num_workers if self.kv is not None else None,
+            "precision_mechanism": (
+                f"mxnet.contrib.amp({AMP_DTYPES[self.config.precision]})"
+                + (" + loss scaling" if self.config.precision == "amp_fp16" else "")
+                if self.config.precision in AMP_DTYPES
+                else "fp32"
+            ),
         }
 
     def setup(self) -> int:
@@ -90,23 +107,38 @@ class MXNetBackend:
         np.random.seed(
             self.config.seed * 1000 + self.dist.rank
         )  # Gluon's DataLoader shuffles with it
-        net = build_network(self.config.network)
+        config = self.config
+        if config.precision in AMP_DTYPES:
+            amp.init(target_dtype=AMP_DTYPES[config.precision])  # before the network exists
+        net = build_network(config.network, config.image_size, config.seq_len)
         net.initialize(mx.init.Xavier(), ctx=self.ctx)
         net.hybridize(static_alloc=True, static_shape=True)
         self.net = net
+        self.trainable = [p for p in net.collect_params().values() if p.grad_req != "null"]
+        if config.grad_accum_steps > 1:
+            for param in self.trainable:
+                param.grad_req = "add"
         # For dist_* this connects to the scheduler and blocks until every worker has.
         self.kv = mx.kv.create(self.kvstore_name)
         self.trainer = gluon.Trainer(
             net.collect_params(), "sgd", {"learning_rate": 0.01, "momentum": 0.9}, kvstore=self.kv
         )
-        self.loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+        if config.precision == "amp_fp16":
+            amp.init_trainer(self.trainer)
+        self.loss_fn = gluon.loss.SoftmaxCrossEntropyLoss(axis=-1)
         self._weight_probes = None
-        # Gradients are summed over the batch and over the workers: scale by the global batch.
-        self.scale = self.config.batch_size * self.kv.num_workers
+        self._grad_probes = None
+        # Gradients are summed over the micro-batches and over the workers: scale by the
+        # samples of one optimizer step.
+        self.scale = config.batch_size * self.kv.num_workers * config.grad_accum_steps
         return trainable_parameters(net)
 
-    def prepare_batch(self, images: np.ndarray, labels: np.ndarray) -> tuple:
-        return mx.nd.array(images, ctx=self.ctx), mx.nd.array(labels, ctx=self.ctx, dtype="float32")
+    def prepare_batch(self, *arrays: np.ndarray) -> tuple:
+        if self.config.inputs == "tokens":
+            tokens, labels, weights = arrays
+            # The loss averages over the tokens: weights times seq_len make it their sum.
+            arrays = (tokens, labels, weights[..., None] * weights.shape[1])
+        return tuple(mx.nd.array(a, ctx=self.ctx, dtype="float32") for a in arrays)
 
     def input_pipeline(self, images: np.ndarray, labels: np.ndarray) -> Iterator[tuple]:
         # num_workers=0: loading runs in this process and shows as data wait.
@@ -126,20 +158,33 @@ class MXNetBackend:
         return None  # the hybridized graph is built inside the first step
 
     def step(self, batch: tuple) -> mx.nd.NDArray:
-        images, labels = batch
+        inputs, labels, *weights = batch
         with autograd.record():
-            loss = self.loss_fn(self.net(images), labels)
-        loss.backward()
+            loss = self.loss_fn(self.net(inputs), labels, *weights)
+        if self.config.precision == "amp_fp16":
+            with amp.scale_loss(loss, self.trainer) as scaled:
+                autograd.backward(scaled)
+        else:
+            loss.backward()
+        self.micro_step += 1
+        if self.micro_step < self.config.grad_accum_steps:
+            # Accumulating: the step is done once its gradients are summed.
+            if self._grad_probes is None:
+                self._grad_probes = self._probes(lambda p: p.grad(self.ctx))
+            return mx.nd.add_n(*self._grad_probes)
+        self.micro_step = 0
         self.trainer.step(self.scale)  # push gradients, pull updated weights
+        if self.config.grad_accum_steps > 1:
+            for param in self.trainable:
+                param.zero_grad()
         if self._weight_probes is None:
-            # One element of every trainable weight, as views (no copy), taken once the
-            # first step has initialised them (Gluon defers shapes to the first batch).
-            self._weight_probes = [
-                p.data(self.ctx).reshape((-1,))[:1]
-                for p in self.net.collect_params().values()
-                if p.grad_req != "null"
-            ]
+            # Taken once the first step has initialised the weights (Gluon defers shapes).
+            self._weight_probes = self._probes(lambda p: p.data(self.ctx))
         return mx.nd.add_n(*self._weight_probes)
+
+    def _probes(self, array_of) -> list[mx.nd.NDArray]:
+        """One element of every trainable parameter's array, as views (no copy)."""
+        return [array_of(p).reshape((-1,))[:1] for p in self.trainable]
 
     def wait(self, marker: mx.nd.NDArray) -> None:
         marker.wait_to_read()

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from mxnet.gluon import nn
 
-from .spec import (
+from .archs import (
     BOTTLENECK_EXPANSION,
-    INPUT_SHAPE,
-    NUM_CLASSES,
     RESNET18_BLOCKS,
     RESNET50_BLOCKS,
     RESNET_WIDTHS,
+    TRANSFORMERS,
+    imagenet_stem,
+    input_shape,
+    num_classes,
     stage_strides,
 )
+from .mx_bert import MaskedLM
 
 
 def conv_bn(seq: nn.HybridSequential, inputs: int, out: int, kernel: int, stride: int = 1) -> None:
@@ -60,28 +63,37 @@ def bottleneck(inputs: int, width: int, stride: int) -> nn.HybridBlock:
     return Residual(body, inputs, out, stride)
 
 
-def resnet(blocks: tuple[int, ...], block, expansion: int) -> nn.HybridSequential:
+def resnet(blocks: tuple[int, ...], block, expansion: int, image_size: int) -> nn.HybridSequential:
     net = nn.HybridSequential()
-    conv_bn(net, INPUT_SHAPE[0], RESNET_WIDTHS[0], 3)
-    net.add(nn.Activation("relu"))
+    if imagenet_stem(image_size):
+        conv_bn(net, 3, RESNET_WIDTHS[0], 7, 2)
+        net.add(nn.Activation("relu"), nn.MaxPool2D(3, 2, 1))
+    else:
+        conv_bn(net, 3, RESNET_WIDTHS[0], 3)
+        net.add(nn.Activation("relu"))
     channels = RESNET_WIDTHS[0]
     for index, (count, width) in enumerate(zip(blocks, RESNET_WIDTHS, strict=True)):
         for i in range(count):
             net.add(block(channels, width, stage_strides(index) if i == 0 else 1))
             channels = width * expansion
-    net.add(nn.GlobalAvgPool2D(), nn.Flatten(), nn.Dense(NUM_CLASSES, in_units=channels))
+    net.add(
+        nn.GlobalAvgPool2D(), nn.Flatten(), nn.Dense(num_classes(image_size), in_units=channels)
+    )
     return net
 
 
-def build_network(name: str) -> nn.HybridBlock:
-    channels, height, width = INPUT_SHAPE
+def build_network(name: str, image_size: int = 32, seq_len: int = 128) -> nn.HybridBlock:
+    if name in TRANSFORMERS:
+        return MaskedLM(TRANSFORMERS[name], seq_len)
+    channels, height, width = input_shape(image_size)
+    classes = num_classes(image_size)
     if name == "mlp":
         net = nn.HybridSequential()
         net.add(
             nn.Flatten(),
             nn.Dense(512, activation="relu", in_units=channels * height * width),
             nn.Dense(256, activation="relu", in_units=512),
-            nn.Dense(NUM_CLASSES, in_units=256),
+            nn.Dense(classes, in_units=256),
         )
         return net
     if name == "lenet":
@@ -93,13 +105,13 @@ def build_network(name: str) -> nn.HybridBlock:
             nn.MaxPool2D(2),
             nn.Flatten(),
             nn.Dense(256, activation="relu", in_units=64 * (height // 4) * (width // 4)),
-            nn.Dense(NUM_CLASSES, in_units=256),
+            nn.Dense(classes, in_units=256),
         )
         return net
     if name == "resnet18":
-        return resnet(RESNET18_BLOCKS, basic_block, 1)
+        return resnet(RESNET18_BLOCKS, basic_block, 1, image_size)
     if name == "resnet50":
-        return resnet(RESNET50_BLOCKS, bottleneck, BOTTLENECK_EXPANSION)
+        return resnet(RESNET50_BLOCKS, bottleneck, BOTTLENECK_EXPANSION, image_size)
     raise ValueError(f"MXNet has no network {name!r}")
 
 

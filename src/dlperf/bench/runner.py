@@ -19,7 +19,7 @@ from .datasets import DIGITS_IMAGES, DIGITS_LABELS, digits_to_cifar_shape
 from .envinfo import available_cores, host_environment
 from .processes import Command, LaunchResult, local_plan, run_processes, srun_plan
 from .resources import combine_ranks
-from .spec import RunConfig, flops_per_sample, param_count
+from .spec import RunConfig, run_features
 
 STATUSES = ("ok", "failed", "timeout", "oom")
 
@@ -199,11 +199,9 @@ def run_benchmark(
         "status": "failed",
         "error": None,
         "environment": host,
-        # What the network costs, from the analytic table (the same in every framework).
-        "network_features": {
-            "param_count": param_count(config.network),
-            "flops_per_sample": flops_per_sample(config.network),
-        },
+        # What the network costs at the run's input size, from the analytic table (the same
+        # in every framework).
+        "network_features": run_features(config),
     }
     work_dir = out.parent / f".{out.stem}.work"
     shutil.rmtree(work_dir, ignore_errors=True)

@@ -87,6 +87,8 @@ class TensorFlowBackend:
             "framework": "tensorflow",
             "framework_version": tf.__version__,
             "keras_version": keras.__version__,
+            "precision_mechanism": keras.mixed_precision.dtype_policy().name
+            + (" + LossScaleOptimizer" if self.config.precision == "amp_fp16" else ""),
             "threads": tf.config.threading.get_intra_op_parallelism_threads(),
             "interop_threads": tf.config.threading.get_inter_op_parallelism_threads(),
             "device": self.device_name,
@@ -107,35 +109,17 @@ class TensorFlowBackend:
         import keras
 
         from .tf_nets import build_network, trainable_parameters
+        from .tf_training import TrainSteps, optimizer_for, set_precision
 
         keras.utils.set_random_seed(self.config.seed)
+        set_precision(self.config.precision)
         with self.strategy.scope():
-            self.model = build_network(self.config.network)
-            self.optimizer = keras.optimizers.SGD(learning_rate=0.01, momentum=0.9)
+            self.model = build_network(self.config.network, self.config.image_size)
+            self.optimizer = optimizer_for(self.config.precision)
             self.optimizer.build(self.model.trainable_variables)
-        self.loss_fn = keras.losses.SparseCategoricalCrossentropy(
-            from_logits=True, reduction="none"
-        )
-        global_batch = self.config.global_batch
-        model, optimizer, loss_fn, strategy = (
-            self.model,
-            self.optimizer,
-            self.loss_fn,
-            self.strategy,
-        )
-
-        def replica_step(images, labels):
-            with tf.GradientTape() as tape:
-                per_example = loss_fn(labels, model(images, training=True))
-                loss = tf.nn.compute_average_loss(per_example, global_batch_size=global_batch)
-            grads = tape.gradient(loss, model.trainable_variables)
-            optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
-            return loss
-
-        @tf.function
-        def train_step(images, labels):
-            losses = strategy.run(replica_step, args=(images, labels))
-            return strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)
+        self.steps = TrainSteps(self.config, self.model, self.optimizer, self.strategy)
+        self.micro_step = 0  # micro-batches since the last optimizer step
+        strategy = self.strategy
 
         @tf.function
         def all_reduce_one():
@@ -143,7 +127,6 @@ class TensorFlowBackend:
             ones = strategy.run(lambda: tf.ones([]))
             return strategy.reduce(tf.distribute.ReduceOp.SUM, ones, axis=None)
 
-        self.train_step = train_step
         self._all_reduce_one = all_reduce_one
         return trainable_parameters(self.model)
 
@@ -151,8 +134,15 @@ class TensorFlowBackend:
         with tf.device(self.device_name):
             return tf.identity(images), tf.identity(labels)
 
-    def prepare_batch(self, images: np.ndarray, labels: np.ndarray) -> tuple:
-        return self._on_device(tf.constant(nchw_to_nhwc(images)), tf.constant(labels))
+    def prepare_batch(self, *arrays: np.ndarray) -> tuple:
+        if self.config.inputs == "tokens":
+            tokens, labels, weights = arrays
+            tensors = (tf.constant(tokens, tf.int32), tf.constant(labels), tf.constant(weights))
+        else:
+            images, labels = arrays
+            tensors = (tf.constant(nchw_to_nhwc(images)), tf.constant(labels))
+        with tf.device(self.device_name):
+            return tuple(tf.identity(t) for t in tensors)
 
     def input_pipeline(self, images: np.ndarray, labels: np.ndarray) -> Iterator[tuple]:
         # No prefetch (as in the other frameworks): the loading cost shows as data wait.
@@ -177,11 +167,18 @@ class TensorFlowBackend:
     def build_graph(self, batch: tuple) -> float:
         """Trace the step function (Python -> graph) before the first step runs it."""
         start = time.perf_counter()
-        self.train_step.get_concrete_function(*batch)
+        self.steps.last.get_concrete_function(*batch)
+        if self.config.grad_accum_steps > 1:
+            self.steps.micro.get_concrete_function(*batch)
         return time.perf_counter() - start
 
     def step(self, batch: tuple) -> None:
-        self._last_loss = self.train_step(*batch)
+        self.micro_step += 1
+        if self.micro_step == self.config.grad_accum_steps:
+            self._last_loss = self.steps.last(*batch)
+            self.micro_step = 0
+        else:
+            self._last_loss = self.steps.micro(*batch)
         return None  # no completion marker: the harness calls ``sync`` after the step
 
     def sync(self) -> None:

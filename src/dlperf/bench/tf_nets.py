@@ -11,18 +11,28 @@ import math
 import keras
 from keras import layers
 
-from .spec import (
+from .archs import (
     BOTTLENECK_EXPANSION,
-    INPUT_SHAPE,
-    NUM_CLASSES,
     RESNET18_BLOCKS,
     RESNET50_BLOCKS,
     RESNET_WIDTHS,
+    TRANSFORMERS,
+    imagenet_stem,
+    input_shape,
+    num_classes,
     stage_strides,
 )
+from .tf_bert import build_masked_lm
 
-CHANNELS, HEIGHT, WIDTH = INPUT_SHAPE
-INPUT_NHWC = (HEIGHT, WIDTH, CHANNELS)
+
+def input_nhwc(image_size: int) -> tuple[int, int, int]:
+    channels, height, width = input_shape(image_size)
+    return (height, width, channels)
+
+
+def logits(x, classes: int):
+    # float32 logits under a mixed-precision policy: the loss is computed in full precision.
+    return layers.Dense(classes, dtype="float32")(x)
 
 
 def conv(x, out: int, kernel: int, stride: int = 1, bias: bool = False):
@@ -60,46 +70,57 @@ def bottleneck(x, width: int, stride: int):
     return residual(x, conv_bn(y, out, 1), out, stride)
 
 
-def resnet(name: str, blocks: tuple[int, ...], block) -> keras.Model:
-    inputs = keras.Input(INPUT_NHWC)
-    x = layers.ReLU()(conv_bn(inputs, RESNET_WIDTHS[0], 3))
+def stem(inputs, image_size: int):
+    if not imagenet_stem(image_size):
+        return layers.ReLU()(conv_bn(inputs, RESNET_WIDTHS[0], 3))
+    x = layers.ReLU()(conv_bn(inputs, RESNET_WIDTHS[0], 7, 2))
+    # Zero padding before the max pool equals PyTorch's -inf padding: the inputs are >= 0 (ReLU).
+    return layers.MaxPooling2D(3, strides=2)(layers.ZeroPadding2D(1)(x))
+
+
+def resnet(name: str, blocks: tuple[int, ...], block, image_size: int) -> keras.Model:
+    inputs = keras.Input(input_nhwc(image_size))
+    x = stem(inputs, image_size)
     for index, (count, width) in enumerate(zip(blocks, RESNET_WIDTHS, strict=True)):
         for i in range(count):
             x = block(x, width, stage_strides(index) if i == 0 else 1)
     x = layers.GlobalAveragePooling2D()(x)
-    return keras.Model(inputs, layers.Dense(NUM_CLASSES)(x), name=name)
+    return keras.Model(inputs, logits(x, num_classes(image_size)), name=name)
 
 
-def build_network(name: str) -> keras.Model:
+def build_network(name: str, image_size: int = 32) -> keras.Model:
+    if name in TRANSFORMERS:
+        return build_masked_lm(name, TRANSFORMERS[name])
+    shape, classes = input_nhwc(image_size), num_classes(image_size)
     if name == "mlp":
         return keras.Sequential(
             [
-                keras.Input(INPUT_NHWC),
+                keras.Input(shape),
                 layers.Flatten(),
                 layers.Dense(512, activation="relu"),
                 layers.Dense(256, activation="relu"),
-                layers.Dense(NUM_CLASSES),
+                layers.Dense(classes, dtype="float32"),
             ],
             name=name,
         )
     if name == "lenet":
         return keras.Sequential(
             [
-                keras.Input(INPUT_NHWC),
+                keras.Input(shape),
                 layers.Conv2D(32, 3, padding="same", activation="relu"),
                 layers.MaxPooling2D(2),
                 layers.Conv2D(64, 3, padding="same", activation="relu"),
                 layers.MaxPooling2D(2),
                 layers.Flatten(),
                 layers.Dense(256, activation="relu"),
-                layers.Dense(NUM_CLASSES),
+                layers.Dense(classes, dtype="float32"),
             ],
             name=name,
         )
     if name == "resnet18":
-        return resnet(name, RESNET18_BLOCKS, basic_block)
+        return resnet(name, RESNET18_BLOCKS, basic_block, image_size)
     if name == "resnet50":
-        return resnet(name, RESNET50_BLOCKS, bottleneck)
+        return resnet(name, RESNET50_BLOCKS, bottleneck, image_size)
     raise ValueError(f"TensorFlow has no network {name!r}")
 
 

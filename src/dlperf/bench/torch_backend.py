@@ -1,7 +1,13 @@
-"""PyTorch: networks written with torch.nn, DistributedDataParallel (gloo on CPU, NCCL on GPU)."""
+"""PyTorch: networks written with torch.nn, DistributedDataParallel (gloo on CPU, NCCL on GPU).
+
+Precision: ``torch.autocast`` (fp16 or bf16) and, for fp16, a ``GradScaler`` (dynamic loss
+scaling). Gradient accumulation: every micro-batch but the last of an optimizer step runs
+under DDP's ``no_sync``, so the all-reduce runs once per optimizer step.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from datetime import timedelta
@@ -14,6 +20,8 @@ from torch import nn
 from .ranks import DistInfo
 from .spec import RunConfig
 from .torch_nets import build_network, trainable_parameters
+
+AUTOCAST_DTYPES = {"fp32": None, "amp_fp16": torch.float16, "bf16": torch.bfloat16}
 
 
 class TorchBackend:
@@ -39,6 +47,19 @@ class TorchBackend:
         else:
             self.device = torch.device("cpu")
         self.model: nn.Module | None = None
+        self.autocast_dtype = AUTOCAST_DTYPES[config.precision]
+        if (
+            config.precision == "bf16"
+            and self.device.type == "cuda"
+            and not torch.cuda.is_bf16_supported()
+        ):
+            raise RuntimeError(
+                f"precision bf16 needs a GPU with bfloat16 support (Ampere or later); "
+                f"{torch.cuda.get_device_name(self.device)} has none. Use amp_fp16 or fp32"
+            )
+        # Dynamic loss scaling for fp16; disabled, it passes everything through.
+        self.scaler = torch.amp.GradScaler(self.device.type, enabled=config.precision == "amp_fp16")
+        self.micro_step = 0  # micro-batches since the last optimizer step
 
     def environment(self) -> dict:
         env = {
@@ -54,6 +75,12 @@ class TorchBackend:
             "distributed_backend": torch_dist.get_backend()
             if torch_dist.is_initialized()
             else None,
+            "precision_mechanism": (
+                f"torch.autocast({self.autocast_dtype})"
+                + (" + GradScaler" if self.scaler.is_enabled() else "")
+                if self.autocast_dtype
+                else "fp32"
+            ),
         }
         if torch.cuda.is_available():
             env["gpu_count"] = torch.cuda.device_count()
@@ -62,7 +89,7 @@ class TorchBackend:
 
     def setup(self) -> int:
         torch.manual_seed(self.config.seed)
-        model = build_network(self.config.network).to(self.device)
+        model = build_network(self.config.network, self.config.image_size).to(self.device)
         params = trainable_parameters(model)
         if self.dist.is_distributed:
             backend = "nccl" if self.device.type == "cuda" else "gloo"
@@ -77,14 +104,23 @@ class TorchBackend:
             model = nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
         self.model = model
         self.optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-        self.loss_fn = nn.CrossEntropyLoss()
+        self.loss_fn = nn.CrossEntropyLoss(reduction="none")
         return params
 
-    def prepare_batch(self, images: np.ndarray, labels: np.ndarray) -> tuple:
-        return (
-            torch.from_numpy(images).to(self.device),
-            torch.from_numpy(labels).to(self.device),
-        )
+    def prepare_batch(self, *arrays: np.ndarray) -> tuple:
+        return tuple(torch.from_numpy(a).to(self.device) for a in arrays)
+
+    def loss(self, batch: tuple) -> torch.Tensor:
+        """The micro-batch's mean loss per sample (tokens: per masked token, weighted)."""
+        inputs, labels, *weights = batch
+        with torch.autocast(
+            self.device.type, dtype=self.autocast_dtype, enabled=self.autocast_dtype is not None
+        ):
+            logits = self.model(inputs)
+        per_item = self.loss_fn(logits.float().flatten(0, -2), labels.flatten())
+        if weights:
+            return (per_item * weights[0].flatten()).sum() / inputs.shape[0]
+        return per_item.mean()
 
     def input_pipeline(self, images: np.ndarray, labels: np.ndarray) -> Iterator[tuple]:
         # num_workers=0: loading runs in this process, so its cost shows as data wait
@@ -108,11 +144,18 @@ class TorchBackend:
         return None  # eager: nothing is traced ahead of the first step
 
     def step(self, batch: tuple) -> torch.cuda.Event | None:
-        images, labels = batch
-        self.optimizer.zero_grad(set_to_none=True)
-        loss = self.loss_fn(self.model(images), labels)
-        loss.backward()  # DDP all-reduces the gradients during backward
-        self.optimizer.step()
+        accum = self.config.grad_accum_steps
+        self.micro_step += 1
+        last = self.micro_step == accum
+        # DDP all-reduces the gradients during backward: skipped but on the last micro-batch.
+        exchange_now = last or not self.dist.is_distributed
+        with contextlib.nullcontext() if exchange_now else self.model.no_sync():
+            self.scaler.scale(self.loss(batch) / accum).backward()
+        if last:
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+            self.optimizer.zero_grad(set_to_none=True)
+            self.micro_step = 0
         if self.device.type != "cuda":
             return None  # on the CPU the step has run when it returns
         # Kernels are queued: an event after the update is this step's completion marker.

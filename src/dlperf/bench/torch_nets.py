@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from torch import nn
 
-from .spec import (
+from .archs import (
     BOTTLENECK_EXPANSION,
-    INPUT_SHAPE,
-    NUM_CLASSES,
     RESNET18_BLOCKS,
     RESNET50_BLOCKS,
     RESNET_WIDTHS,
+    TRANSFORMERS,
+    imagenet_stem,
+    input_shape,
+    num_classes,
     stage_strides,
 )
+from .torch_bert import MaskedLM
 
 
 def conv_bn(inputs: int, out: int, kernel: int, stride: int = 1) -> list[nn.Module]:
@@ -56,19 +59,28 @@ def bottleneck(inputs: int, width: int, stride: int) -> nn.Module:
     return Residual(body, inputs, out, stride)
 
 
-def resnet(blocks: tuple[int, ...], block, expansion: int) -> nn.Module:
-    layers: list[nn.Module] = [*conv_bn(INPUT_SHAPE[0], RESNET_WIDTHS[0], 3), nn.ReLU()]
+def stem(image_size: int) -> list[nn.Module]:
+    if imagenet_stem(image_size):
+        return [*conv_bn(3, RESNET_WIDTHS[0], 7, 2), nn.ReLU(), nn.MaxPool2d(3, 2, 1)]
+    return [*conv_bn(3, RESNET_WIDTHS[0], 3), nn.ReLU()]
+
+
+def resnet(blocks: tuple[int, ...], block, expansion: int, image_size: int) -> nn.Module:
+    layers: list[nn.Module] = stem(image_size)
     channels = RESNET_WIDTHS[0]
     for index, (count, width) in enumerate(zip(blocks, RESNET_WIDTHS, strict=True)):
         for i in range(count):
             layers.append(block(channels, width, stage_strides(index) if i == 0 else 1))
             channels = width * expansion
-    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(channels, NUM_CLASSES)]
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(channels, num_classes(image_size))]
     return nn.Sequential(*layers)
 
 
-def build_network(name: str) -> nn.Module:
-    channels, height, width = INPUT_SHAPE
+def build_network(name: str, image_size: int = 32) -> nn.Module:
+    if name in TRANSFORMERS:
+        return MaskedLM(TRANSFORMERS[name])
+    channels, height, width = input_shape(image_size)
+    classes = num_classes(image_size)
     if name == "mlp":
         return nn.Sequential(
             nn.Flatten(),
@@ -76,7 +88,7 @@ def build_network(name: str) -> nn.Module:
             nn.ReLU(),
             nn.Linear(512, 256),
             nn.ReLU(),
-            nn.Linear(256, NUM_CLASSES),
+            nn.Linear(256, classes),
         )
     if name == "lenet":
         return nn.Sequential(
@@ -89,12 +101,12 @@ def build_network(name: str) -> nn.Module:
             nn.Flatten(),
             nn.Linear(64 * (height // 4) * (width // 4), 256),
             nn.ReLU(),
-            nn.Linear(256, NUM_CLASSES),
+            nn.Linear(256, classes),
         )
     if name == "resnet18":
-        return resnet(RESNET18_BLOCKS, basic_block, 1)
+        return resnet(RESNET18_BLOCKS, basic_block, 1, image_size)
     if name == "resnet50":
-        return resnet(RESNET50_BLOCKS, bottleneck, BOTTLENECK_EXPANSION)
+        return resnet(RESNET50_BLOCKS, bottleneck, BOTTLENECK_EXPANSION, image_size)
     raise ValueError(f"PyTorch has no network {name!r}")
 
 

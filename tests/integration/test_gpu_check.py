@@ -1,0 +1,54 @@
+"""scripts/gpu-check.sh in its dry-run mode: the GPU check's whole path (harness runs of the
+new networks in two precisions on 1 and 2 workers, aggregation, fits, summary) on the CPU.
+(That it imports nothing of the workflow's: tests/unit/test_gpucheck.py.)"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sysconfig
+
+import pandas as pd
+import pytest
+
+from dlperf.io import read_json
+
+pytestmark = [pytest.mark.framework, pytest.mark.slow]
+
+
+def test_dry_run_measures_aggregates_fits_and_summarises(framework_env, repo, tmp_path):
+    # The torch environment's interpreter; pandas, SciPy and scikit-learn come from this one's
+    # site-packages (the GPU machine has them installed beside PyTorch).
+    python = read_json(framework_env("pytorch"))["python"]
+    env = dict(os.environ, PYTHON=python, PYTHONPATH=sysconfig.get_paths()["purelib"])
+    out = tmp_path / "check"
+    argv = [str(repo / "scripts" / "gpu-check.sh"), "--dry-run", "--iterations", "2"]
+    proc = subprocess.run(
+        [*argv, "--out", str(out)], capture_output=True, text=True, env=env, timeout=1500
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    timings = pd.read_csv(out / "timings.csv")
+    assert len(timings) == 16  # 2 networks x 2 precisions x 2 worker counts x 2 batch sizes
+    assert set(timings["network"]) == {"resnet18", "bert_tiny"}
+    assert set(timings["precision"]) == {"fp32", "bf16"} and set(timings["procs"]) == {1, 2}
+    assert set(timings.loc[timings["network"] == "resnet18", "image_size"]) == {224}
+    summary = (out / "summary.txt").read_text()
+    assert "samples/s" in summary and "peak dev MiB" in summary and "GPU util %" in summary
+    assert "bf16 is" in summary and "the fp32 throughput" in summary
+    assert "resnet18 bf16 loglin: fitted on 4 points" in summary
+    assert summary.strip() in proc.stdout
+
+
+def test_a_missing_package_is_named_before_anything_runs(framework_env, repo, tmp_path):
+    python = read_json(framework_env("pytorch"))["python"]  # has torch and NumPy, not pandas
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run(
+        [str(repo / "scripts" / "gpu-check.sh"), "--dry-run", "--out", str(tmp_path / "c")],
+        capture_output=True,
+        text=True,
+        env={**env, "PYTHON": python},
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert "lacks: pandas scipy sklearn" in proc.stderr
+    assert not (tmp_path / "c").exists()
