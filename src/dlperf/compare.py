@@ -36,9 +36,13 @@ from scipy import stats
 from dlperf import compare_stats
 from dlperf.compare_model import MODEL_COLUMNS, check_against_model, label
 from dlperf.study_files import StudyFiles
-from dlperf.tables import NOISY_FOREIGN_CPU, POINT_KEYS
+from dlperf.tables import INPUT_COLUMNS, NOISY_FOREIGN_CPU, POINT_KEYS
 
-COLUMNS = POINT_KEYS + [
+# A configuration is also what one sample is and how it is trained (image size, sequence
+# length, precision, accumulation): an fp32 run is not the baseline of a bf16 one.
+CONFIG_KEYS = POINT_KEYS + list(INPUT_COLUMNS)
+
+COLUMNS = CONFIG_KEYS + [
     "configuration",
     "baseline_reps",
     "candidate_reps",
@@ -148,7 +152,10 @@ class Comparison:
 
 
 def _key(record: dict) -> tuple:
-    return tuple(record["config"][k] for k in POINT_KEYS)
+    config = record["config"]
+    return tuple(config[k] for k in POINT_KEYS) + tuple(
+        config.get(k, default) for k, default in INPUT_COLUMNS.items()
+    )
 
 
 def is_disturbed(record: dict) -> bool:
@@ -289,7 +296,7 @@ def _groups(rows: pd.DataFrame, tests: list, settings: Settings) -> pd.DataFrame
 def _not_tested(key: tuple, base: Repetitions, cand: Repetitions) -> str:
     empty = "baseline" if not base.tested(False) else "candidate"
     return (
-        f"{label(dict(zip(POINT_KEYS, key, strict=True)))}: every run of the {empty} was "
+        f"{label(dict(zip(CONFIG_KEYS, key, strict=True)))}: every run of the {empty} was "
         "disturbed by other programs (measure it again on a quiet machine, or compare with "
         "--keep-disturbed)"
     )
@@ -307,7 +314,7 @@ def compare_configurations(
         if not b or not c:
             not_tested.append(_not_tested(key, base[key], cand[key]))
             continue
-        config = dict(zip(POINT_KEYS, key, strict=True))
+        config = dict(zip(CONFIG_KEYS, key, strict=True))
         disturbed = sum(base[key].disturbed) + sum(cand[key].disturbed)
         described.append(
             {
@@ -351,10 +358,10 @@ def compare(baseline: StudyFiles, candidate: StudyFiles, settings: Settings) -> 
         rows=rows,
         groups=groups,
         only_baseline=[
-            label(dict(zip(POINT_KEYS, k, strict=True))) for k in sorted(set(base) - set(cand))
+            label(dict(zip(CONFIG_KEYS, k, strict=True))) for k in sorted(set(base) - set(cand))
         ],
         only_candidate=[
-            label(dict(zip(POINT_KEYS, k, strict=True))) for k in sorted(set(cand) - set(base))
+            label(dict(zip(CONFIG_KEYS, k, strict=True))) for k in sorted(set(cand) - set(base))
         ],
         not_tested=not_tested,
         prior_df=prior_df,

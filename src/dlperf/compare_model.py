@@ -12,7 +12,7 @@ import pandas as pd
 from dlperf.models import InsufficientData
 from dlperf.models.prediction import predict_rows
 from dlperf.study_files import StudyFiles
-from dlperf.tables import POINT_KEYS
+from dlperf.tables import INPUT_COLUMNS, POINT_KEYS
 
 MODEL_COLUMNS = POINT_KEYS + [
     "configuration",
@@ -26,11 +26,17 @@ MODEL_COLUMNS = POINT_KEYS + [
 
 
 def label(config) -> str:
-    """A configuration as people name it: 'pytorch/resnet18 cpu n1 p4 b32 d4096'."""
-    return (
+    """A configuration as people name it: 'pytorch/resnet18 cpu n1 p4 b32 d4096', followed by
+    what differs from the default input and training ('precision=bf16 grad_accum_steps=4')."""
+    text = (
         f"{config['framework']}/{config['network']} {config['device']} n{config['nodes']} "
         f"p{config['procs']} b{config['batch_size']} d{config['data_size']}"
     )
+    for key, default in INPUT_COLUMNS.items():
+        value = config.get(key, default)
+        if value == value and value != default:  # NaN (a missing column) is the default
+            text += f" {key}={value}"
+    return text
 
 
 def _epoch_medians(records: list[dict]) -> pd.DataFrame:
