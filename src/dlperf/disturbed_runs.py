@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dlperf.config import RUN_RECORD_PATTERN
+from dlperf.config import RUN_RECORD_PATTERN, accumulation_suffix
 from dlperf.history import keep_previous
 from dlperf.io import atomic_write_json, read_json
 
@@ -18,11 +18,13 @@ def disturbed_records(timings_csv: str | os.PathLike, results: str | os.PathLike
     from dlperf import tables  # pandas: not while the Snakefile loads (listed_records)
 
     timings = tables.read_timings(timings_csv)
-    noisy = timings[tables.disturbed(timings)]
+    noisy = tables.with_accumulation(timings[tables.disturbed(timings)])
     pattern = RUN_RECORD_PATTERN.removeprefix("results/")
+    columns = tables.CONFIG_COLUMNS + [tables.ACCUMULATION]
     return [
-        Path(results) / pattern.format(**row)
-        for row in noisy[tables.CONFIG_COLUMNS].to_dict(orient="records")
+        Path(results)
+        / pattern.format(**row, accum=accumulation_suffix(row.pop(tables.ACCUMULATION)))
+        for row in noisy[columns].to_dict(orient="records")
     ]
 
 
