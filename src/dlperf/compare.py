@@ -350,6 +350,14 @@ def compare(baseline: StudyFiles, candidate: StudyFiles, settings: Settings) -> 
             f"{not_tested[0].split(':')[0]}); measure again on a quiet machine, or compare "
             "with --keep-disturbed"
         )
+    if rows.empty:
+        # A gate must not pass what it could not judge.
+        raise ValueError(
+            f"{baseline.source} and {candidate.source} share no configuration (e.g. "
+            f"{label(dict(zip(CONFIG_KEYS, min(base), strict=True)))} against "
+            f"{label(dict(zip(CONFIG_KEYS, min(cand), strict=True)))}); compare studies of the "
+            "same sweep"
+        )
     flags, notes = check_against_model(baseline, candidate, settings.model, settings.level)
     return Comparison(
         baseline=baseline.source,

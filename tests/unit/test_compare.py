@@ -279,3 +279,18 @@ def test_ten_percent_on_one_quiet_configuration_is_a_named_regression(tmp_path, 
     assert result.regressions["configuration"].tolist() == ["pytorch/mlp cpu n1 p2 b16 d512"]
     assert main(["compare", str(a), str(b)]) == 1
     assert "pytorch/mlp cpu n1 p2 b16 d512" in capsys.readouterr().out.split("## Slower")[1]
+
+
+def test_runs_of_another_precision_are_another_configuration(tmp_path, capsys):
+    """A bf16 run is not the baseline of an fp32 one: they are compared apart, and the label
+    names the precision where it is not the default."""
+    fp32 = _records(seed=1)
+    bf16 = _records(seed=2)
+    for record in bf16:
+        record["config"]["precision"] = "bf16"
+    base = _write_study(tmp_path / "a", fp32)
+    cand = _write_study(tmp_path / "b", bf16)
+    assert main(["compare", str(base), str(cand)]) == 2  # a gate passes nothing it cannot judge
+    err = capsys.readouterr().err
+    assert "share no configuration" in err and "precision=bf16" in err
+    assert main(["compare", str(cand), str(_write_study(tmp_path / "c", bf16))]) == 0

@@ -62,3 +62,20 @@ def test_forget_disturbed_keeps_their_records_in_the_history_and_removes_them(tm
     assert json.loads(listing.read_text())["records"] == [str(records[1])]
     (kept,) = (results / "history" / "runs" / "pytorch" / "mlp").glob("n1_p1_b8_d64_r1.*.json")
     assert json.loads(kept.read_text())["noise"]["foreign_cpu_fraction"] == 0.4
+
+
+def test_forget_disturbed_finds_the_records_of_runs_with_accumulation(tmp_path):
+    """A disturbed run of 2 micro-batches per step is found under its ..._a2.json name."""
+    results = tmp_path / "results"
+    records = []
+    for rep in range(2):
+        record = make_record(procs=1, batch=8, data=64, rep=rep)
+        record["config"]["grad_accum_steps"] = 2
+        record["noise"] = {"foreign_cpu_fraction": 0.4 if rep == 1 else 0.0}
+        path = results / "runs" / "pytorch" / "mlp" / f"n1_p1_b8_d64_r{rep}_a2.json"
+        atomic_write_json(path, record)
+        records.append(path)
+    stages.aggregate(records, results / "timings.csv", None, results / "failures.csv")
+    argv = ["forget-disturbed", "--timings", str(results / "timings.csv")]
+    assert main([*argv, "--results", str(results)]) == 0
+    assert records[0].exists() and not records[1].exists()

@@ -5,7 +5,9 @@ import numpy as np
 import pytest
 
 from dlperf import stages, tables
+from dlperf.bench.spec import RunConfig
 from dlperf.io import atomic_write_json
+from recordmaker import make_record
 
 
 def write(tmp_path, name, record):
@@ -121,3 +123,18 @@ def test_iteration_stats_match_numpy():
         assert stats["mean"][i] == pytest.approx(np.mean(times))
         assert stats["n"][i] == len(times)
     assert tables.iteration_stats([])["median"].size == 0
+
+
+def test_a_record_with_accumulation_is_named_by_its_suffix(tmp_path):
+    """The name check reads the accumulation suffix (config.RUN_RECORD_PATTERN): a record of 4
+    micro-batches per step passes under ..._a4.json and is refused under a plain name."""
+    config = RunConfig("pytorch", "mlp", "cpu", 1, 1, 8, 64, 0, grad_accum_steps=4)
+    record = make_record(batch=8, data=64)
+    record["config"] = config.to_dict()
+    folder = tmp_path / "runs" / "pytorch" / "mlp"
+    folder.mkdir(parents=True)
+    named = write(folder, "n1_p1_b8_d64_r0_a4.json", record)
+    assert tables.read_record(named)["config"]["grad_accum_steps"] == 4
+    plain = write(folder, "n1_p1_b8_d64_r0.json", record)
+    with pytest.raises(tables.RecordError, match=r"grad_accum_steps=4"):
+        tables.read_record(plain)
