@@ -29,13 +29,13 @@ import numpy as np
 import pandas as pd
 
 from dlperf.compare import (
+    CONFIG_KEYS,
     Repetitions,
     Settings,
     compare_configurations,
     repetitions_by_configuration,
 )
 from dlperf.study_files import load_study
-from dlperf.tables import POINT_KEYS
 
 FACTORS = (1.05, 1.10, 1.15, 1.25)
 QUIET_SPREAD = 0.05  # the "repetitions spread <= 5 %"
@@ -95,14 +95,14 @@ def planted(studies: dict[str, dict], settings: Settings) -> list[dict]:
     out = []
     for kind, cand in candidates.items():
         rows, _, _, _ = compare_configurations(base, cand, settings)
-        keys = sorted(rows[POINT_KEYS].apply(tuple, axis=1))  # those that could be tested
+        keys = sorted(rows[CONFIG_KEYS].apply(tuple, axis=1))  # those that could be tested
         quiet = {k for k in keys if _spread(base[k], settings) <= QUIET_SPREAD}
         frameworks = sorted({k[0] for k in keys})
         for factor in FACTORS:
             found = {}
             for key in keys:
                 rows, _, _, _ = compare_configurations(base, _scaled(cand, [key], factor), settings)
-                hit = rows[rows[POINT_KEYS].apply(tuple, axis=1) == key]
+                hit = rows[rows[CONFIG_KEYS].apply(tuple, axis=1) == key]
                 found[key] = bool(len(hit)) and bool(hit["regression"].iloc[0])
             caught = 0
             for framework in frameworks:
