@@ -3,8 +3,9 @@ and its A/A rows count nothing on a study compared with itself."""
 
 from __future__ import annotations
 
-from benchmarkscripts import load_benchmark
 from test_compare import _records, _write_study
+
+from benchmarkscripts import load_benchmark
 
 
 def test_detection_benchmark_finds_planted_slowdowns_and_no_self_alarms(tmp_path, capsys):
