@@ -220,8 +220,8 @@ def summary(study: Study) -> list[Section]:
                 "and whether any model comes near the measurements' own noise; the fitted "
                 "generic model in words and where an iteration's time goes; the plan for the "
                 "target set in the config; and the warnings that matter. The figures show the "
-                "measured speed-up with the generic model's, and the answer's band widening "
-                "beyond the measured workers. The detailed tables follow, folded."
+                "measured speed-up with the answer's, and the answer's band widening beyond "
+                "the measured workers. The detailed tables follow, folded."
             )
         ],
     )
