@@ -20,11 +20,13 @@ def disturbed_records(timings_csv: str | os.PathLike, results: str | os.PathLike
     timings = tables.read_timings(timings_csv)
     noisy = tables.with_accumulation(timings[tables.disturbed(timings)])
     pattern = RUN_RECORD_PATTERN.removeprefix("results/")
-    columns = tables.CONFIG_COLUMNS + [tables.ACCUMULATION]
     return [
-        Path(results)
-        / pattern.format(**row, accum=accumulation_suffix(row.pop(tables.ACCUMULATION)))
-        for row in noisy[columns].to_dict(orient="records")
+        Path(results) / pattern.format(**row, accum=accumulation_suffix(int(steps)))
+        for row, steps in zip(
+            noisy[tables.CONFIG_COLUMNS].to_dict(orient="records"),
+            noisy[tables.ACCUMULATION],
+            strict=True,
+        )
     ]
 
 
