@@ -18,7 +18,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from dlperf.compare import Comparison, Settings, compare
-from dlperf.report.figures import STYLE, SVG_METADATA
+from dlperf.report.rendering import STYLE, SVG_METADATA
 from dlperf.study_files import StudyFiles
 
 STEP_MARKS = {"slower": "▲", "faster": "▼"}  # the step change of a study, in tables

@@ -36,12 +36,12 @@ def test_disturbed_runs_are_left_out_of_the_points_where_a_clean_repetition_exis
     points = tables.to_points(frame)
     assert points["epoch_time_s"].tolist() == pytest.approx([0.69, 0.51])
     assert points["n_reps"].tolist() == [2, 2]  # p2: only disturbed runs, kept
-    (warning,) = disturbed.warnings(frame)
+    (warning,) = disturbed.run_warnings(frame)
     assert warning.startswith("3 of 5 runs were disturbed")
     assert "1 of them were left out of the models" in warning
     assert "2 were kept, being all the measurements of their configurations" in warning
     assert "snakemake remeasure_disturbed" in warning
-    assert disturbed.warnings(timings(0.01)) == []
+    assert disturbed.run_warnings(timings(0.01)) == []
 
 
 def test_forget_disturbed_keeps_their_records_in_the_history_and_removes_them(tmp_path, capsys):

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from dlperf.models.answer import ANSWER, answer_warnings
 from dlperf.models.prediction import prediction_table
 
-from . import figures
+from . import figure_data, rendering
 from .findings import INTERVAL_LEVEL, Belief
 
 # A model "comes near the measurements" when its k-fold MAPE is within this factor of the noise
@@ -112,7 +112,7 @@ def noise_check(belief: Belief | None) -> str:
     )
 
 
-@figures.styled
+@rendering.styled
 def answer_figure(
     framework: str, network: str, points: pd.DataFrame, artifact: dict, target: dict
 ) -> Figure:
@@ -125,7 +125,7 @@ def answer_figure(
         batch = int(points["batch_size"].max())
     top = int(points["procs"].max())
     reach = max(int(target["procs"]), DEFAULT_REACH * top)
-    grid = figures.prediction_grid(points, batch, data)
+    grid = figure_data.prediction_grid(points, batch, data)
     more = np.unique(np.geomspace(max(top, 1), reach, 12).round().astype(int))
     per_node = max(1, int((points["procs"] / points["nodes"]).max()))
     extra = pd.DataFrame(
@@ -135,7 +135,7 @@ def answer_figure(
     grid = pd.concat([grid[["nodes", "procs", "batch_size", "data_size"]], extra])
     grid = grid.drop_duplicates("procs").sort_values("procs").reset_index(drop=True)
     table = prediction_table(artifact, network, ANSWER, grid, INTERVAL_LEVEL)
-    fig, axes = figures._figure(1, 1, 4.6, 3.0)
+    fig, axes = rendering.canvas(1, 1, 4.6, 3.0)
     ax = axes[0, 0]
     ax.fill_between(
         grid["procs"],
@@ -154,12 +154,12 @@ def answer_figure(
     ax.set_yscale("log")
     ticks = [2**k for k in range(int(math.log2(reach)) + 1)]
     ax.set_xticks(ticks, [str(t) for t in ticks])
-    figures._plain_log_ticks(ax.yaxis)
+    rendering.plain_log_ticks(ax.yaxis)
     ax.set_xlabel("workers p")
     ax.set_ylabel("epoch time [s]")
     ax.set_title(f"{framework} / {network}: the answer, b={batch}, d={data}", fontsize=8)
     ax.legend(loc="best")
-    return figures._render(
+    return rendering.render(
         fig,
         framework,
         "answer",

@@ -15,7 +15,7 @@ def _label(row) -> str:
     return f"n{row.nodes} p{row.procs} b{row.batch_size} d{row.data_size} r{row.rep}"
 
 
-def warnings(timings: pd.DataFrame) -> list[str]:
+def run_warnings(timings: pd.DataFrame) -> list[str]:
     """One warning when runs were disturbed: how many, which, how many the models left out
     and why, and the command that re-measures them."""
     flagged = tables.disturbed(timings)

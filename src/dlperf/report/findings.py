@@ -12,8 +12,7 @@ import pandas as pd
 
 from dlperf.models.generic import TERMS
 from dlperf.models.planning import parse_duration, plan
-from dlperf.models.prediction import extrapolation_warnings as extrapolation_warnings_at
-from dlperf.models.prediction import predict_rows
+from dlperf.models.prediction import extrapolation_warnings, predict_rows
 
 from . import disturbed
 from .scaling import Scaling, largest_scale  # noqa: F401 (the Summary's findings)
@@ -236,11 +235,11 @@ def planning_answer(study: Study, framework: str, network: str, model: str) -> P
         choice=choice,
         fastest=fastest,
         max_procs=max_procs,
-        extrapolated=extrapolation_warnings_at(study.artifacts[framework], network, layout),
+        extrapolated=extrapolation_warnings(study.artifacts[framework], network, layout),
     )
 
 
-def extrapolation_warnings(answer: PlanAnswer | None) -> list[str]:
+def plan_answer_warnings(answer: PlanAnswer | None) -> list[str]:
     """Every place the Summary's answers rest on a model outside its measurements."""
     if answer is None or not answer.extrapolated:
         return []
@@ -251,15 +250,17 @@ def extrapolation_warnings(answer: PlanAnswer | None) -> list[str]:
     ]
 
 
-def warnings(study: Study, framework: str, network: str, answer: PlanAnswer | None) -> list[str]:
+def network_warnings(
+    study: Study, framework: str, network: str, answer: PlanAnswer | None
+) -> list[str]:
     """The warnings that matter for this network: noisy runs, failed runs, extrapolation."""
-    found = disturbed.warnings(study.timings_of(framework, network))
+    found = disturbed.run_warnings(study.timings_of(framework, network))
     failed = study.failures_of(framework, network)
     if not failed.empty:
         statuses = failed["status"].value_counts().sort_index()
         kinds = ", ".join(f"{n} {s}" for s, n in statuses.items())
         found.append(f"{len(failed)} run(s) did not finish ({kinds}); see Failed runs.")
-    return found + extrapolation_warnings(answer)
+    return found + plan_answer_warnings(answer)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 from markupsafe import Markup
 
-from .figures import Figure, nice_number
+from .rendering import Figure
 
 
 @dataclass
@@ -30,6 +30,13 @@ def esc(value) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     return html.escape(str(value))
+
+
+def nice_number(value: float) -> str:
+    """A number in three significant digits; a missing one as a dash."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{value:.3g}"
 
 
 def _cell(value) -> str:

@@ -13,7 +13,7 @@ import jinja2
 
 from dlperf.io import atomic_write_text
 
-from . import figures, sections
+from . import rendering, sections
 from .markup import Section
 from .study import Study
 from .summary import summary
@@ -31,7 +31,7 @@ PARTS: tuple[Callable[[Study], list[Section]], ...] = (
 )
 
 
-def _data_uri(figure: figures.Figure) -> str:
+def _data_uri(figure: rendering.Figure) -> str:
     return "data:image/png;base64," + base64.b64encode(figure.png).decode("ascii")
 
 
@@ -42,7 +42,7 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.tests["figure"] = lambda block: isinstance(block, figures.Figure)
+    env.tests["figure"] = lambda block: isinstance(block, rendering.Figure)
     env.filters["data_uri"] = _data_uri
     return env
 
@@ -73,7 +73,7 @@ def build_report(study: Study, out_html: Path, figures_dir: Path | None = None) 
     written: list[Path] = []
     for section in parts:
         for block in section.blocks:
-            if isinstance(block, figures.Figure):
-                written += figures.save(block, figures_dir)
+            if isinstance(block, rendering.Figure):
+                written += rendering.save(block, figures_dir)
     atomic_write_text(out_html, render_page(study, parts, link_dir))
     return written

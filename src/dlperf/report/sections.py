@@ -10,10 +10,12 @@ from dlperf.models import InsufficientData
 from dlperf.models.answer import ANSWER
 from dlperf.models.artifact import load_model
 
-from . import figures
-from . import tables as report_tables
+from . import table_frames
 from .curves import Curve, model_curve
-from .markup import Section, esc, paragraph, table
+from .markup import Section, esc, nice_number, paragraph, table
+from .model_figures import accuracy_figure, breakdown_figure, residuals_figure
+from .rendering import model_colours
+from .scaling_figures import scaling_figure, speedup_figure
 from .study import Study
 
 
@@ -37,7 +39,7 @@ def accuracy(study: Study) -> list[Section]:
     if summary.empty:
         errors.blocks.append(paragraph("No validation results.", "muted", "validation-table"))
     else:
-        frame, best = report_tables.error_table(summary)
+        frame, best = table_frames.error_table(summary)
         errors.blocks.append(
             table(
                 frame,
@@ -59,7 +61,7 @@ def accuracy(study: Study) -> list[Section]:
         folded=True,
         teaser="every model's rank under every protocol",
     )
-    ranks = report_tables.ranking_table(summary) if not summary.empty else pd.DataFrame()
+    ranks = table_frames.ranking_table(summary) if not summary.empty else pd.DataFrame()
     if ranks.empty:
         ranking.blocks.append(
             paragraph("No model was validated successfully.", "muted", "ranking-table")
@@ -189,7 +191,7 @@ def _generic_blocks(framework: str, network: str, entry: dict) -> list:
         Markup(
             f"<h4>Generic model</h4><p><code>{esc(entry['formula'])}</code>; L1 weight λ = "
             f"{entry['lambda']:.3g} (chosen by inner cross-validation), training MAPE "
-            f"{figures.nice_number(entry.get('train_mape'))}%.</p>"
+            f"{nice_number(entry.get('train_mape'))}%.</p>"
         ),
         Markup("<details><summary>Fitted constants</summary>")
         + table(
@@ -199,7 +201,7 @@ def _generic_blocks(framework: str, network: str, entry: dict) -> list:
         + Markup("</details>"),
     ]
     if entry.get("breakdown"):
-        blocks.append(figures.breakdown_figure(framework, network, entry["breakdown"]))
+        blocks.append(breakdown_figure(framework, network, entry["breakdown"]))
     return blocks
 
 
@@ -208,7 +210,7 @@ def _interval_text(bounds: dict) -> str:
     lo, hi = bounds.get("lo"), bounds.get("hi")
     if lo is None or hi is None:
         return ""
-    return f"{figures.nice_number(lo)} .. {figures.nice_number(hi)}"
+    return f"{nice_number(lo)} .. {nice_number(hi)}"
 
 
 def network(study: Study, framework: str, network: str) -> Section:
@@ -223,16 +225,16 @@ def network(study: Study, framework: str, network: str) -> Section:
         section.blocks.append(paragraph("No successful measurement.", "muted"))
         return section
     section.blocks += [
-        figures.scaling_figure(framework, network, points, curves, "time"),
-        figures.scaling_figure(framework, network, points, curves, "throughput"),
-        figures.speedup_figure(framework, network, points),
+        scaling_figure(framework, network, points, curves, "time"),
+        scaling_figure(framework, network, points, curves, "throughput"),
+        speedup_figure(framework, network, points),
     ]
     held_out = study.predictions_of(framework, network)
     if not held_out.empty:
-        colours = figures.model_colours(study.model_names)
+        colours = model_colours(study.model_names)
         section.blocks += [
-            figures.accuracy_figure(framework, network, held_out, colours),
-            figures.residuals_figure(framework, network, held_out, colours),
+            accuracy_figure(framework, network, held_out, colours),
+            residuals_figure(framework, network, held_out, colours),
         ]
     generic = study.artifacts[framework]["networks"][network]["models"].get("generic", {})
     if generic.get("status") == "ok":
@@ -323,8 +325,8 @@ def failures(study: Study) -> list[Section]:
 
 
 def environment(study: Study) -> list[Section]:
-    env = report_tables.environment_table(study.timings)
-    facts = report_tables.provenance(study.timings)
+    env = table_frames.environment_table(study.timings)
+    facts = table_frames.provenance(study.timings)
     if study.superseded_records is not None:
         facts["superseded run records kept in results/history"] = str(study.superseded_records)
     return [
@@ -340,7 +342,7 @@ def environment(study: Study) -> list[Section]:
                 table(env, left=set(env.columns) - {"runs"}, ident="environment-table"),
                 Markup("<h3>Configuration</h3>"),
                 table(
-                    report_tables.config_table(study.config),
+                    table_frames.config_table(study.config),
                     left={"setting", "value"},
                     ident="config-table",
                 ),

@@ -11,9 +11,10 @@ from dlperf.durations import readable as _hours
 from dlperf.models import InsufficientData
 from dlperf.models.answer import ANSWER
 
-from . import figures, findings, scaling
+from . import findings, scaling
 from .answer_summary import answer_at, answer_figure, answer_line, target_row
 from .markup import Section, esc, paragraph
+from .scaling_figures import summary_figure
 from .sections import fitted_curves
 from .study import Study
 
@@ -174,9 +175,7 @@ def network_summary(study: Study, framework: str, network: str) -> Section:
     curves, _ = fitted_curves(study, framework, network)
     section.blocks += [
         _facts(lines),
-        figures.summary_figure(
-            framework, network, points, curves.get(ANSWER) or curves.get("generic")
-        ),
+        summary_figure(framework, network, points, curves.get(ANSWER) or curves.get("generic")),
     ]
     if found is not None:
         section.blocks.append(
@@ -184,7 +183,9 @@ def network_summary(study: Study, framework: str, network: str) -> Section:
         )
     section.blocks.append(
         _warnings_block(
-            framework, network, findings.warnings(study, framework, network, answer) + warnings
+            framework,
+            network,
+            findings.network_warnings(study, framework, network, answer) + warnings,
         )
     )
     return section

@@ -11,11 +11,12 @@ import pytest
 
 from dlperf import stages
 from dlperf.io import atomic_write_json
-from dlperf.report import figures
-from dlperf.report import tables as report_tables
+from dlperf.report import rendering, table_frames
+from dlperf.report.model_figures import breakdown_figure
 from dlperf.report.page import build_report
+from dlperf.report.scaling_figures import speedup_figure
 
-SYNTHETIC = Path(__file__).resolve().parents[1] / "report" / "synthetic.py"
+SYNTHETIC = Path(__file__).resolve().parents[3] / "tests" / "report" / "synthetic.py"
 
 
 def _synthetic():
@@ -187,7 +188,7 @@ def test_ranking_orders_models_by_mean_rank():
             "mape": [1.0, 2.0, 5.0, 3.0, 1.0, 9.0],
         }
     )
-    ranking = report_tables.ranking_table(summary)
+    ranking = table_frames.ranking_table(summary)
     assert ranking["model"].tolist() == ["a", "b"]
     assert ranking["place"].tolist() == [1, 2]
     assert ranking["mean rank"].tolist() == ["1.33", "1.67"]
@@ -214,12 +215,12 @@ def test_figures_are_byte_identical_when_rebuilt(data):
     points = data["points"][data["points"]["network"] == "mlp"].reset_index(drop=True)
     breakdown = data["artifacts"]["pytorch"]["networks"]["mlp"]["models"]["generic"]["breakdown"]
     first = [
-        figures.speedup_figure("pytorch", "mlp", points),
-        figures.breakdown_figure("pytorch", "mlp", breakdown),
+        speedup_figure("pytorch", "mlp", points),
+        breakdown_figure("pytorch", "mlp", breakdown),
     ]
     second = [
-        figures.speedup_figure("pytorch", "mlp", points),
-        figures.breakdown_figure("pytorch", "mlp", breakdown),
+        speedup_figure("pytorch", "mlp", points),
+        breakdown_figure("pytorch", "mlp", breakdown),
     ]
     for a, b in zip(first, second, strict=True):
         assert a.png == b.png and a.svg == b.svg
@@ -318,11 +319,11 @@ def test_the_fitted_expression_reads_as_words(data):
 
 
 def test_figure_files_are_unique_per_network():
-    assert figures.file_path("pytorch", "scaling_a/b") != figures.file_path(
+    assert rendering.file_path("pytorch", "scaling_a/b") != rendering.file_path(
         "pytorch", "scaling_a-b"
     )
-    assert figures.file_path("pytorch", "scaling_mlp") == "pytorch/scaling_mlp"
-    assert "/" not in figures.file_path("pytorch", "x/y").split("/", 1)[1]
+    assert rendering.file_path("pytorch", "scaling_mlp") == "pytorch/scaling_mlp"
+    assert "/" not in rendering.file_path("pytorch", "x/y").split("/", 1)[1]
 
 
 def test_importing_the_figures_leaves_matplotlib_alone():
@@ -343,7 +344,7 @@ def test_worker_axes_tick_whole_workers():
 
     ax = Figure().subplots()
     ax.plot([1, 2, 3], [1, 2, 3])
-    figures._whole_workers(ax)
+    rendering.whole_workers(ax)
     ticks = [t for t in ax.get_xticks() if 1 <= t <= 3]
     assert ticks and all(float(t).is_integer() for t in ticks)
 
@@ -371,12 +372,12 @@ def test_extrapolated_plans_and_failed_runs_are_warned_about(data):
     layout = pd.DataFrame([{"nodes": 4, "procs": 16, "batch_size": answer.batch_size}])
     beyond = extrapolation_warnings(study.artifacts["pytorch"], "mlp", layout)
     far = dataclasses.replace(answer, choice={**answer.choice, "procs": 16}, extrapolated=beyond)
-    (warning,) = findings.extrapolation_warnings(far)
+    (warning,) = findings.plan_answer_warnings(far)
     assert "16 workers is beyond twice the largest measured worker count (4)" in warning
     assert "4 nodes predicted from single-node measurements" in warning
     failed = data["failures"].assign(framework="pytorch", network="mlp")
     study = dataclasses.replace(study, failures=pd.concat([failed, failed]))
-    found = findings.warnings(study, "pytorch", "mlp", far)
+    found = findings.network_warnings(study, "pytorch", "mlp", far)
     assert "2 run(s) did not finish (2 failed)" in found[-2] and found[-1] == warning
 
 

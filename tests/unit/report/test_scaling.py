@@ -15,7 +15,7 @@ from dlperf.external import read_external
 from dlperf.report.scaling import implausible, largest_scale, measured_speedup
 from dlperf.report.summary import scaling_line
 
-SSD300 = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+SSD300 = Path(__file__).resolve().parents[3] / ".." / "shared" / "data"
 SSD300 = SSD300 / "nvidia_dle_pytorch_ssd300_benchmark_baselines.csv"
 # img/s of a detector on 1, 4 and 8 GPUs per per-GPU batch size, shaped like NVIDIA's SSD300
 # mixed-precision baselines: at 8 GPUs, batch 32 gives 454.3 / 185.7 = 2.45x.
