@@ -207,36 +207,25 @@ def planning_answer(study: Study, framework: str, network: str, model: str) -> P
         return None
     per_node = int(target.get("procs_per_node") or (points["procs"] / points["nodes"]).max())
     batch = int(target.get("batch_size") or points["batch_size"].max())
-    max_procs = int(target.get("max_procs") or DEFAULT_PLAN_MAX_PROCS)
-    deadline = parse_duration(str(target["deadline"]))
+    # What the target asks, in the words of both plan() and PlanAnswer.
+    asked = {
+        "batch_size": batch,
+        "data_size": int(target["data_size"]),
+        "epochs": float(target["epochs"]),
+        "deadline_s": parse_duration(str(target["deadline"])),
+        "max_procs": int(target.get("max_procs") or DEFAULT_PLAN_MAX_PROCS),
+    }
+    artifact = study.artifacts[framework]
     table, choice = plan(
-        study.artifacts[framework],
-        network,
-        model,
-        batch_size=batch,
-        data_size=int(target["data_size"]),
-        epochs=float(target["epochs"]),
-        deadline_s=deadline,
-        gpus_per_node=per_node,
-        max_procs=max_procs,
-        level=INTERVAL_LEVEL,
+        artifact, network, model, **asked, gpus_per_node=per_node, level=INTERVAL_LEVEL
     )
     fastest = table.sort_values(["total_time_s", "procs"], kind="stable").iloc[0].to_dict()
     row = choice or fastest
     layout = pd.DataFrame(
         [{"nodes": int(row["nodes"]), "procs": int(row["procs"]), "batch_size": batch}]
     )
-    return PlanAnswer(
-        model=model,
-        batch_size=batch,
-        data_size=int(target["data_size"]),
-        epochs=float(target["epochs"]),
-        deadline_s=deadline,
-        choice=choice,
-        fastest=fastest,
-        max_procs=max_procs,
-        extrapolated=extrapolation_warnings(study.artifacts[framework], network, layout),
-    )
+    extrapolated = extrapolation_warnings(artifact, network, layout)
+    return PlanAnswer(model, choice=choice, fastest=fastest, extrapolated=extrapolated, **asked)
 
 
 def plan_answer_warnings(answer: PlanAnswer | None) -> list[str]:

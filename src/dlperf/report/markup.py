@@ -66,3 +66,9 @@ def paragraph(text: str, cls: str = "", ident: str = "") -> Markup:
     """A paragraph of plain text (escaped)."""
     attrs = (f' class="{cls}"' if cls else "") + (f' id="{esc(ident)}"' if ident else "")
     return Markup(f"<p{attrs}>{esc(text)}</p>")
+
+
+def introduced(ident: str, title: str, text: str, **options) -> Section:
+    """A section that opens with a paragraph of plain text saying what follows; ``options``
+    are the Section's other fields (level, folded, teaser)."""
+    return Section(ident, title, [paragraph(text)], **options)

@@ -10,9 +10,21 @@ import numpy as np
 import pandas as pd
 
 from .figure_data import CONFIG_KEYS, breakdown_rows, config_positions, model_offsets, protocols
-from .rendering import Figure, canvas, palette, plain_log_ticks, render, styled
+from .rendering import Figure, canvas, label, palette, plain_log_ticks, render, styled
 
 CONFIG_AXIS = "configuration (n nodes, p workers, b batch/worker, d samples/epoch)"
+ACCURACY_CAPTION = (
+    "Each point is a measured configuration predicted by a model that did not see it, one "
+    "panel per validation protocol and one colour per model. On the diagonal: perfect."
+)
+RESIDUALS_CAPTION = (
+    "Absolute percentage error of each held-out prediction at every measured configuration, "
+    "one panel per validation protocol, one colour per model (offset a little to be seen)."
+)
+BREAKDOWN_CAPTION = (
+    "Seconds per epoch attributed to each term of the fitted generic model at every measured "
+    "configuration (terms the fit switched off are left out); black marks: measured median."
+)
 
 
 def _diagonal(ax, sel: pd.DataFrame) -> None:
@@ -45,16 +57,10 @@ def accuracy_figure(
             look = {"ms": 4, "alpha": 0.75, "color": colours.get(model), "label": model}
             ax.plot(group["measured_s"], group["predicted_s"], "o", **look)
         _diagonal(ax, sel)
-        ax.set_title(protocol, fontsize=8)
-        ax.set_xlabel("measured epoch time [s]")
-        ax.set_ylabel("predicted epoch time [s]")
+        label(ax, protocol, "measured epoch time [s]", "predicted epoch time [s]")
         ax.legend(loc="upper left")
-    caption = (
-        "Each point is a measured configuration predicted by a model that did not see it, one "
-        "panel per validation protocol and one colour per model. On the diagonal: perfect."
-    )
     title = f"Measured vs predicted: {framework} / {network}"
-    return render(fig, framework, "accuracy", network, title, caption)
+    return render(fig, framework, "accuracy", network, title, ACCURACY_CAPTION)
 
 
 @styled
@@ -74,18 +80,13 @@ def residuals_figure(
             ax.plot(
                 x + offsets[model], group["ape"], "o", ms=4, color=colours.get(model), label=model
             )
-        ax.set_title(protocol, fontsize=8)
-        ax.set_ylabel("APE [%]")
+        label(ax, protocol, ylabel="APE [%]")
         ax.set_ylim(bottom=0)
         ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=6)
         ax.legend(loc="upper right")
     axes[-1, 0].set_xlabel(CONFIG_AXIS)
-    caption = (
-        "Absolute percentage error of each held-out prediction at every measured configuration, "
-        "one panel per validation protocol, one colour per model (offset a little to be seen)."
-    )
     title = f"Residuals: {framework} / {network}"
-    return render(fig, framework, "residuals", network, title, caption)
+    return render(fig, framework, "residuals", network, title, RESIDUALS_CAPTION)
 
 
 @styled
@@ -104,13 +105,8 @@ def breakdown_figure(framework: str, network: str, breakdown: list[dict]) -> Fig
         bottom += values
     ax.plot(range(len(rows)), [r["measured_s"] for r in rows], "k_", ms=10, mew=2, label="measured")
     ax.set_xticks(range(len(rows)), labels, fontsize=6, rotation=90)
-    ax.set_xlabel(CONFIG_AXIS)
-    ax.set_ylabel("epoch time [s]")
-    ax.set_title(f"{framework} / {network}: where the time goes (generic model)", fontsize=8)
+    title = f"{framework} / {network}: where the time goes (generic model)"
+    label(ax, title, CONFIG_AXIS, "epoch time [s]")
     ax.legend(ncol=2, loc="upper left")
-    caption = (
-        "Seconds per epoch attributed to each term of the fitted generic model at every measured "
-        "configuration (terms the fit switched off are left out); black marks: measured median."
-    )
     title = f"Time breakdown: {framework} / {network}"
-    return render(fig, framework, "breakdown", network, title, caption)
+    return render(fig, framework, "breakdown", network, title, BREAKDOWN_CAPTION)

@@ -105,6 +105,15 @@ def save(figure: Figure, directory: Path) -> list[Path]:
     return paths
 
 
+def label(ax, title: str, xlabel: str = "", ylabel: str = "") -> None:
+    """A panel's title, small (panels sit side by side), and its axes' labels where given."""
+    ax.set_title(title, fontsize=8)
+    if xlabel:
+        ax.set_xlabel(xlabel)
+    if ylabel:
+        ax.set_ylabel(ylabel)
+
+
 def plain_log_ticks(axis) -> None:
     """A log axis labelled with plain numbers at 1, 2 and 5 of each decade: no 3×10⁻¹ labels
     crowding each other on a short range."""

@@ -8,7 +8,16 @@ import pandas as pd
 
 from .curves import Curve
 from .figure_data import measured_spread, model_curve_on, predicted_speedup, prediction_grid
-from .rendering import Figure, batch_colours, canvas, plain_log_ticks, render, styled, whole_workers
+from .rendering import (
+    Figure,
+    batch_colours,
+    canvas,
+    label,
+    plain_log_ticks,
+    render,
+    styled,
+    whole_workers,
+)
 from .scaling import at_largest_data, measured_speedup
 
 
@@ -58,9 +67,8 @@ def _scaling_panel(
             grid = prediction_grid(points, batch, data)
             _model_line(ax, curve, grid, max_procs, throughput, colours[batch], batch)
     ax.axvline(max_procs, color="grey", lw=0.8, ls=":")
-    ax.set_title(f"{name}: d={data} samples/epoch", fontsize=8)
-    ax.set_xlabel("workers p")
-    ax.set_ylabel("throughput [samples/s]" if throughput else "epoch time [s]")
+    quantity = "throughput [samples/s]" if throughput else "epoch time [s]"
+    label(ax, f"{name}: d={data} samples/epoch", "workers p", quantity)
     whole_workers(ax)
     if not throughput:
         ax.set_yscale("log")
@@ -126,12 +134,12 @@ def speedup_figure(framework: str, network: str, points: pd.DataFrame) -> Figure
     top = float(points["procs"].max())
     ax_s.plot([1, top], [1, top], "k:", lw=0.8, label="ideal")
     ax_e.axhline(1.0, color="k", ls=":", lw=0.8, label="ideal")
-    for ax, what in ((ax_s, "speed-up"), (ax_e, "efficiency")):
-        ax.set_xlabel("workers p")
-        ax.set_title(f"{framework} / {network}: {what}", fontsize=8)
+    for ax, what, unit in (
+        (ax_s, "speed-up", "speed-up T(1)/T(p) [×]"),
+        (ax_e, "efficiency", "parallel efficiency speed-up/p [1]"),
+    ):
+        label(ax, f"{framework} / {network}: {what}", "workers p", unit)
         whole_workers(ax)
-    ax_s.set_ylabel("speed-up T(1)/T(p) [×]")
-    ax_e.set_ylabel("parallel efficiency speed-up/p [1]")
     ax_s.legend(loc="best")
     title = f"Speed-up and efficiency: {framework} / {network}"
     return render(fig, framework, "speedup", network, title, SPEEDUP_CAPTION)
@@ -159,9 +167,8 @@ def summary_figure(
         ax.plot(procs, speedup, "--", **look)
     ax.plot([1, 2 * top], [1, 2 * top], "k:", lw=0.8, label="ideal")
     ax.axvline(top, color="grey", lw=0.8, ls=":")
-    ax.set_xlabel("workers p")
-    ax.set_ylabel("speed-up [×]")
-    ax.set_title(f"{framework} / {network}: speed-up at d={data} samples/epoch", fontsize=8)
+    title = f"{framework} / {network}: speed-up at d={data} samples/epoch"
+    label(ax, title, "workers p", "speed-up [×]")
     whole_workers(ax)
     ax.legend(loc="upper left")
     model = f"the {curve.model} model's prediction" if curve else "no model"

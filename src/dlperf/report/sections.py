@@ -12,7 +12,7 @@ from dlperf.models.artifact import load_model
 
 from . import table_frames
 from .curves import Curve, model_curve
-from .markup import Section, esc, nice_number, paragraph, table
+from .markup import Section, esc, introduced, nice_number, paragraph, table
 from .model_figures import accuracy_figure, breakdown_figure, residuals_figure
 from .rendering import model_colours
 from .scaling_figures import scaling_figure, speedup_figure
@@ -21,18 +21,16 @@ from .study import Study
 
 def accuracy(study: Study) -> list[Section]:
     summary = study.summary
-    errors = Section(
+    errors = introduced(
         "accuracy",
         "Model accuracy",
-        [
-            paragraph(
-                "Held-out prediction error of each performance model under each validation "
-                "protocol, with 95% bootstrap confidence intervals in brackets (resampling the "
-                "held-out points); within each framework / network / protocol the models are "
-                "listed best first and the lowest MAPE is highlighted. A protocol or model that "
-                "could not run says why in the status column."
-            )
-        ],
+        (
+            "Held-out prediction error of each performance model under each validation "
+            "protocol, with 95% bootstrap confidence intervals in brackets (resampling the "
+            "held-out points); within each framework / network / protocol the models are "
+            "listed best first and the lowest MAPE is highlighted. A protocol or model that "
+            "could not run says why in the status column."
+        ),
         folded=True,
         teaser="the model-by-protocol error table",
     )
@@ -48,15 +46,13 @@ def accuracy(study: Study) -> list[Section]:
                 ident="validation-table",
             )
         )
-    ranking = Section(
+    ranking = introduced(
         "ranking",
         "Ranking",
-        [
-            paragraph(
-                "Rank of each model by MAPE within every protocol (1 = best), the mean over the "
-                "protocols it was validated on, and its place by that mean."
-            )
-        ],
+        (
+            "Rank of each model by MAPE within every protocol (1 = best), the mean over the "
+            "protocols it was validated on, and its place by that mean."
+        ),
         level=3,
         folded=True,
         teaser="every model's rank under every protocol",
@@ -253,6 +249,14 @@ def frameworks(study: Study) -> list[Section]:
     return out
 
 
+RESOURCES_INTRO = (
+    "Per configuration, the median over repetitions of: the largest peak resident "
+    "memory of any worker; CPU seconds per epoch second per thread; on GPUs the "
+    "peak device memory the framework reports, NVML's utilisation and power of all "
+    "the run's GPUs, and GPU energy per trained sample; and the share of the host's "
+    "CPU other programs used during the epoch (noise). Largest memory first."
+)
+
 RESOURCE_COLUMNS = {
     "peak_host_memory_mb": "peak host memory MiB",
     "cpu_utilisation": "CPU utilisation",
@@ -266,18 +270,10 @@ RESOURCE_COLUMNS = {
 
 def resources(study: Study) -> list[Section]:
     """Median over repetitions of what the hardware did, per configuration."""
-    section = Section(
+    section = introduced(
         "resources",
         "Resources",
-        [
-            paragraph(
-                "Per configuration, the median over repetitions of: the largest peak resident "
-                "memory of any worker; CPU seconds per epoch second per thread; on GPUs the "
-                "peak device memory the framework reports, NVML's utilisation and power of all "
-                "the run's GPUs, and GPU energy per trained sample; and the share of the host's "
-                "CPU other programs used during the epoch (noise). Largest memory first."
-            )
-        ],
+        RESOURCES_INTRO,
         folded=True,
         teaser="memory, CPU, GPU power and energy per configuration",
     )

@@ -13,7 +13,7 @@ from dlperf.models.answer import ANSWER
 
 from . import findings, scaling
 from .answer_summary import answer_at, answer_figure, answer_line, target_row
-from .markup import Section, esc, paragraph
+from .markup import Section, esc, introduced, paragraph
 from .scaling_figures import summary_figure
 from .sections import fitted_curves
 from .study import Study
@@ -101,15 +101,15 @@ def plan_line(answer: findings.PlanAnswer | None) -> str:
 def resources_line(found: findings.Resources | None) -> str:
     if found is None:
         return ""
-    parts = []
-    if found.peak_host_memory_mb is not None:
-        parts.append(f"peak host memory of a worker up to {found.peak_host_memory_mb:.0f} MiB")
-    if found.device_memory_mb is not None:
-        parts.append(f"device memory up to {found.device_memory_mb:.0f} MiB")
-    if found.energy_per_sample_j is not None:
-        parts.append(
-            f"GPU energy {found.energy_per_sample_j:.3g} J per sample at {found.at_procs} workers"
-        )
+    said = [
+        (found.peak_host_memory_mb, "peak host memory of a worker up to {:.0f} MiB"),
+        (found.device_memory_mb, "device memory up to {:.0f} MiB"),
+        (
+            found.energy_per_sample_j,
+            f"GPU energy {{:.3g}} J per sample at {found.at_procs} workers",
+        ),
+    ]
+    parts = [text.format(value) for value, text in said if value is not None]
     return "; ".join(parts) + "." if parts else ""
 
 
@@ -208,24 +208,21 @@ def _answer(study: Study, framework: str, network: str, points, at, plan_answer)
         return None, target, str(exc)
 
 
+SUMMARY_INTRO = (
+    "Per framework and network: the measured speed-up at the largest scale; the "
+    "answer at the target (the fitted models combined by how well each predicted "
+    "beyond its training range, the one `dlperf predict` and `dlperf plan` give) with "
+    "its interval, how far beyond the measurements it is and which models make it, "
+    "and whether any model comes near the measurements' own noise; the fitted "
+    "generic model in words and where an iteration's time goes; the plan for the "
+    "target set in the config; and the warnings that matter. The figures show the "
+    "measured speed-up with the answer's, and the answer's band widening beyond "
+    "the measured workers. The detailed tables follow, folded."
+)
+
+
 def summary(study: Study) -> list[Section]:
-    head = Section(
-        "summary",
-        "Summary",
-        [
-            paragraph(
-                "Per framework and network: the measured speed-up at the largest scale; the "
-                "answer at the target (the fitted models combined by how well each predicted "
-                "beyond its training range, the one `dlperf predict` and `dlperf plan` give) with "
-                "its interval, how far beyond the measurements it is and which models make it, "
-                "and whether any model comes near the measurements' own noise; the fitted "
-                "generic model in words and where an iteration's time goes; the plan for the "
-                "target set in the config; and the warnings that matter. The figures show the "
-                "measured speed-up with the answer's, and the answer's band widening beyond "
-                "the measured workers. The detailed tables follow, folded."
-            )
-        ],
-    )
+    head = introduced("summary", "Summary", SUMMARY_INTRO)
     if study.frameworks_without_runs:
         head.blocks.append(
             paragraph(
