@@ -113,8 +113,8 @@ def retire(results: str | os.PathLike, produced: Produced, stamp: str | None = N
 
 
 def retire_for_workflow(results: str, config: Mapping) -> None:
-    """The Snakefile's ``onstart``: retire what the configuration no longer produces, and say
-    where it went."""
+    """The workflow's ``onstart`` (workflow/rules/common.smk): retire what the configuration
+    no longer produces, and say where it went."""
     moved = retire(results, Produced.of(config))
     if moved:
         where = os.path.commonpath([str(p) for p in moved])
