@@ -76,29 +76,28 @@ def test_logs():
     assert layout.log("fit", "{framework}") == "logs/fit/{framework}.log"
 
 
+RULE_FILES = [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
+
+
+def _rule_lines_matching(pattern: str) -> list[str]:
+    """Lines of the rule files (comments aside) where ``pattern`` matches, named."""
+    found = re.compile(pattern)
+    return [
+        f"{path.name}:{number}: {line.strip()}"
+        for path in RULE_FILES
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if found.search(line) and not line.lstrip().startswith("#")
+    ]
+
+
 def test_the_rules_spell_no_path_of_a_study():
     """Every path of a study in the rules comes from dlperf.layout (LAYOUT in common.smk)."""
-    rules = [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
-    spelled = re.compile(r"[\"'](results|logs)/")
-    found = [
-        f"{path.name}:{number}: {line.strip()}"
-        for path in rules
-        for number, line in enumerate(path.read_text().splitlines(), 1)
-        if spelled.search(line) and not line.lstrip().startswith("#")
-    ]
-    assert not found, found
+    assert not _rule_lines_matching(r"[\"'](results|logs)/")
 
 
 def test_every_shell_path_of_the_rules_is_quoted():
     """Each {input...}, {output...}, {log...} in a rule's shell command carries :q."""
-    rules = [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
-    unquoted = re.compile(r"\{(input|output|log)(\.[a-z_]+)?\}")
-    found = [
-        f"{path.name}: {match.group(0)}"
-        for path in rules
-        for match in unquoted.finditer(path.read_text())
-    ]
-    assert not found, found
+    assert not _rule_lines_matching(r"\{(input|output|log)(\.[a-z_]+)?\}")
 
 
 def test_the_snakefile_is_a_table_of_contents():
