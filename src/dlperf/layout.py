@@ -13,9 +13,9 @@ Standard library only: the Snakefile imports it as it loads.
 from __future__ import annotations
 
 import os
-import posixpath
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import PurePosixPath
 
 #: The results directory, relative to the study's directory.
@@ -98,16 +98,19 @@ class StudyLayout:
 
     root: str = RESULTS
 
+    @cached_property
+    def _prefix(self) -> str:
+        root = os.fspath(self.root)
+        return f"{root.rstrip('/')}/" if root else ""
+
     def path(self, *parts: str) -> str:
         """``parts`` joined below the root."""
-        return posixpath.join(os.fspath(self.root), *parts) if self.root else posixpath.join(*parts)
+        # Joined by hand: the workflow asks for every run record's path while it plans.
+        return self._prefix + "/".join(parts)
 
     def relative(self, path: str) -> str | None:
         """``path`` relative to the root, or None when it is not below it."""
-        if not self.root:
-            return path
-        prefix = f"{os.fspath(self.root).rstrip('/')}/"
-        return path.removeprefix(prefix) if path.startswith(prefix) else None
+        return path.removeprefix(self._prefix) if path.startswith(self._prefix) else None
 
     # Benchmarks.
     def run_record(self, **fields) -> str:
@@ -250,7 +253,7 @@ def log(stage: str, *names: str) -> str:
     """A job's log: ``logs/<stage>.log``, or ``logs/<stage>/<names...>.log``."""
     if not names:
         return f"{LOGS}/{stage}.log"
-    return posixpath.join(LOGS, stage, *names[:-1], f"{names[-1]}.log")
+    return "/".join((LOGS, stage, *names[:-1], f"{names[-1]}.log"))
 
 
 def bench_log() -> str:
