@@ -28,34 +28,19 @@ from pathlib import Path
 from typing import BinaryIO
 
 import dlperf
+from dlperf import rerun as rerun_study
 from dlperf.bench.envinfo import git_commit
 from dlperf.io import atomic_path, dumps_json, read_json
+from dlperf.layout import ARCHIVE_CONFIG as CONFIG
+from dlperf.layout import ARCHIVE_MANIFEST as MANIFEST
+from dlperf.layout import RELATIVE, WORKFLOW, StudyLayout, external_member
 from dlperf.study_outputs import Produced, not_the_configs
 
-MANIFEST = "ro-crate-metadata.json"
-CONFIG = "config.json"
-EXTERNAL_DIR = "external"
 RO_CRATE_CONTEXT = "https://w3id.org/ro/crate/1.1/context"
 CHUNK = 1 << 18  # tarfile copies a read a few times over: a small chunk keeps that small
 # The manifest and config.json are read whole; ours are kilobytes, a larger one is not ours.
 MAX_SMALL_MEMBER = 64 << 20
 SHA256 = re.compile(r"[0-9a-f]{64}")
-
-# What a study consists of, relative to the results directory.
-RESULT_PATTERNS = (
-    "runs/**/*.json",
-    "envs/*.json",
-    "timings.csv",
-    "timings.parquet",
-    "failures.csv",
-    "models/*.json",
-    "validation/*.csv",
-    "report/**/*",
-    # Superseded records (re-measured on purpose) and an adaptive sweep's rounds: the report
-    # shows both, and nothing a user measured is left out of the study.
-    "history/runs/**/*.json",
-    "adaptive/round*.json",
-)
 
 
 class ArchiveError(ValueError):
@@ -65,7 +50,7 @@ class ArchiveError(ValueError):
 def collect(results: Path) -> list[Path]:
     """The study's files below ``results``, sorted; hidden files (work dirs, temp files) skipped."""
     found = set()
-    for pattern in RESULT_PATTERNS:
+    for pattern in RELATIVE.study_patterns:
         for path in results.glob(pattern):
             relative = path.relative_to(results)
             if path.is_file() and not any(part.startswith(".") for part in relative.parts):
@@ -78,11 +63,11 @@ def study_config(results: str | os.PathLike) -> dict:
     the workflow writes (rule ``study_config``)."""
     from dlperf import config as cfg
 
-    path = Path(results) / CONFIG
+    path = Path(StudyLayout(os.fspath(results)).config)
     if not path.is_file():
         raise ArchiveError(
             f"{path} does not exist, so the configuration the study ran with is unknown. "
-            "Write it with the same options as the study: `snakemake results/config.json "
+            f"Write it with the same options as the study: `snakemake {WORKFLOW.config} "
             "--configfile <the study's config>` (a finished `make run` has it), or pass the "
             "study's config file with --config"
         )
@@ -90,7 +75,7 @@ def study_config(results: str | os.PathLike) -> dict:
         return cfg.validated(read_json(path))
     except json.JSONDecodeError as exc:
         raise ArchiveError(
-            f"{path} is not valid JSON ({exc}); write it again with `snakemake results/config.json`"
+            f"{path} is not valid JSON ({exc}); write it again with `snakemake {WORKFLOW.config}`"
         ) from None
 
 
@@ -98,27 +83,23 @@ def required_members(config: dict, names: Iterable[str]) -> list[str]:
     """The members a study of ``config`` must have that ``names`` lacks, sorted."""
     names = set(names)
     frameworks = list(config.get("frameworks") or [])
-    required = {CONFIG, "results/validation/summary.csv", "results/report/index.html"}
+    required = {CONFIG, WORKFLOW.validation_summary, WORKFLOW.report}
     if frameworks:
-        required |= {"results/timings.csv", "results/failures.csv"}
-        required |= {f"results/envs/{f}.json" for f in frameworks}
+        required |= {WORKFLOW.timings, WORKFLOW.failures}
+        required |= {WORKFLOW.env(f) for f in frameworks}
     external = config.get("external_timings")
     if external:
-        required.add(f"{EXTERNAL_DIR}/{Path(external).name}")
-    fitted = {
-        n.removeprefix("results/models/").removesuffix(".json")
-        for n in names
-        if n.startswith("results/models/") and n.endswith(".json")
-    }
+        required.add(external_member(external))
+    fitted = {f for n in names if (f := WORKFLOW.framework_of_model(n)) is not None}
     for framework in set(frameworks) | fitted:
         required |= {
-            f"results/models/{framework}.json",
-            f"results/validation/{framework}.csv",
-            f"results/validation/{framework}.summary.csv",
+            WORKFLOW.model(framework),
+            WORKFLOW.validation_points(framework),
+            WORKFLOW.validation_summary_of(framework),
         }
     missing = sorted(required - names)
     if not frameworks and not fitted:
-        missing.append("results/models/<framework>.json (no model artifact at all)")
+        missing.append(f"{WORKFLOW.model('<framework>')} (no model artifact at all)")
     return missing
 
 
@@ -139,7 +120,7 @@ def _check_config_matches(artifacts: list[Path], config: dict) -> None:
                 f"{path} was fitted with seed {artifact.get('seed')} and models "
                 f"{', '.join(sorted(fitted)) or 'none'}, but the config to archive has seed "
                 f"{config['seed']} and models {', '.join(sorted(config['models']))}: archive the "
-                "study with the configuration it ran with (results/config.json, or --config with "
+                f"study with the configuration it ran with ({WORKFLOW.config}, or --config with "
                 "the study's config file)"
             )
 
@@ -204,14 +185,14 @@ def create(results: str | os.PathLike, config: dict, out: str | os.PathLike) -> 
     produced = Produced.of(config)
     # Only the study's own files: outputs of runs or frameworks the config dropped are not its.
     sources = {
-        f"results/{relative}": p
+        WORKFLOW.path(relative): p
         for p in collect(results)
         if produced.holds(relative := p.relative_to(results).as_posix())
     }
     external = config.get("external_timings")
     if external:
         # Measurements made elsewhere are part of the study: without them nothing reproduces.
-        sources[f"{EXTERNAL_DIR}/{Path(external).name}"] = Path(external)
+        sources[external_member(external)] = Path(external)
     missing = required_members(config, {*sources, CONFIG})
     if missing:
         raise ArchiveError(
@@ -219,7 +200,7 @@ def create(results: str | os.PathLike, config: dict, out: str | os.PathLike) -> 
             "to the end (make run, or snakemake with the study's --configfile) before archiving it"
         )
     _check_config_matches(
-        [path for name, path in sources.items() if name.startswith("results/models/")], config
+        [path for name, path in sources.items() if WORKFLOW.framework_of_model(name)], config
     )
     config_bytes = dumps_json(config).encode()
     parts = {name: _hash_file(path) for name, path in sources.items()}
@@ -356,25 +337,13 @@ def _archived_config(data: bytes | None) -> tuple[dict | None, list[str]]:
     return config, []
 
 
-def _needed_for_rerun(name: str) -> bool:
-    return name == CONFIG or name.startswith(
-        (
-            "results/timings.csv",
-            "results/failures.csv",
-            "results/models/",
-            "results/validation/",
-            f"{EXTERNAL_DIR}/",
-        )
-    )
-
-
 def verify(path: str | os.PathLike, rerun: bool = False) -> Verification:
     """Check that every member a study must have is there and matches the manifest; with
     ``rerun``, re-run fit/validate/report and compare."""
     path = Path(path)
     with tempfile.TemporaryDirectory(prefix="dlperf-verify-") as tmp:
         root = Path(tmp)
-        found = _scan(path, root if rerun else None, _needed_for_rerun)
+        found = _scan(path, root if rerun else None, rerun_study.needed)
         if found.manifest is None:
             raise ArchiveError(f"{path} has no {MANIFEST}: it was not written by `dlperf archive`")
         parts, problems = _parts(found.manifest)
@@ -406,58 +375,9 @@ def verify(path: str | os.PathLike, rerun: bool = False) -> Verification:
 def _rerun_and_compare(
     root: Path, config: dict, parts: dict[str, dict], result: Verification
 ) -> None:
-    """Fit, validate and render the report again from the members extracted below ``root``;
-    each result must have the checksum the manifest gives the archived one."""
-    from dlperf import stages
-
-    names = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
-    own = [n for n in ("results/timings.csv",) if n in names]
-    external = sorted(n for n in names if n.startswith(f"{EXTERNAL_DIR}/"))
-    timings = [root / n for n in own + external]
-    fresh = root / "fresh"
-    frameworks = sorted(
-        n.removeprefix("results/models/").removesuffix(".json")
-        for n in names
-        if n.startswith("results/models/")
-    )
-    compared = {}
-    for framework in frameworks:
-        out = fresh / "models" / f"{framework}.json"
-        stages.fit(timings, framework, config["models"], config["seed"], out)
-        compared[f"results/models/{framework}.json"] = out
-    validation = config.get("validation", {})
-    for framework in frameworks:
-        points = fresh / "validation" / f"{framework}.csv"
-        summary = fresh / "validation" / f"{framework}.summary.csv"
-        stages.validate(
-            timings,
-            framework,
-            config["models"],
-            validation.get("protocols", {}),
-            config["seed"],
-            points,
-            summary,
-            n_boot=validation.get("bootstrap", 1000),
-        )
-        compared[f"results/validation/{framework}.csv"] = points
-        compared[f"results/validation/{framework}.summary.csv"] = summary
-    # The report, rendered again from the archived tables, models and validation results.
-    if "results/report/index.html" in parts:
-        failures = root / "results" / "failures.csv"
-        html = fresh / "report" / "index.html"
-        stages.report(
-            timings,
-            failures if failures.exists() else None,
-            [root / f"results/models/{f}.json" for f in frameworks],
-            root / "results" / "validation" / "summary.csv",
-            [root / f"results/validation/{f}.csv" for f in frameworks],
-            config,
-            html,
-            fresh / "report" / "figures",
-            results_dir=root / "results",
-            adaptive_round_files=sorted((root / "results" / "adaptive").glob("round*.json")),
-        )
-        compared["results/report/index.html"] = html
+    """Fit, validate and render the report again from the members extracted below ``root``
+    (dlperf.rerun); each result must have the checksum the manifest gives the archived one."""
+    compared = rerun_study.rerun(root, config, report=WORKFLOW.report in parts)
     for name, fresh_path in sorted(compared.items()):
         if name not in parts:
             result.problems.append(f"{name}: not in the archive, cannot compare")

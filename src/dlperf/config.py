@@ -197,27 +197,3 @@ def run_configs(config: dict) -> list[RunConfig]:
             )
         )
     return runs
-
-
-# {accum} is empty without accumulation (so every record of a sweep without it keeps its
-# name) and "_a<k>" with k micro-batches per optimizer step. image_size, seq_len and precision
-# are the study's, like device: a change re-measures the same records (dlperf.remeasure).
-RUN_RECORD_PATTERN = (
-    "results/runs/{framework}/{network}/"
-    "n{nodes}_p{procs}_b{batch_size}_d{data_size}_r{rep}{accum}.json"
-)
-
-
-def accumulation_suffix(steps: int) -> str:
-    return "" if steps == 1 else f"_a{steps}"
-
-
-def accumulation_from_suffix(suffix: str) -> int:
-    """The inverse of :func:`accumulation_suffix` (the bench rule's ``accum`` wildcard)."""
-    return int(suffix.removeprefix("_a")) if suffix else 1
-
-
-def run_record_path(run: RunConfig) -> str:
-    # The fields as they are (vars), not to_dict's deep copy: the aggregate rule asks this
-    # once per job when the workflow is parsed.
-    return RUN_RECORD_PATTERN.format(**vars(run), accum=accumulation_suffix(run.grad_accum_steps))

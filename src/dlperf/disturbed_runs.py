@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dlperf.config import RUN_RECORD_PATTERN, accumulation_suffix
 from dlperf.history import keep_previous
 from dlperf.io import atomic_write_json, read_json
+from dlperf.layout import StudyLayout, accumulation_suffix
 
 
 def disturbed_records(timings_csv: str | os.PathLike, results: str | os.PathLike) -> list[Path]:
@@ -19,9 +19,9 @@ def disturbed_records(timings_csv: str | os.PathLike, results: str | os.PathLike
 
     timings = tables.read_timings(timings_csv)
     noisy = tables.with_accumulation(timings[tables.disturbed(timings)])
-    pattern = RUN_RECORD_PATTERN.removeprefix("results/")
+    layout = StudyLayout(os.fspath(results))
     return [
-        Path(results) / pattern.format(**row, accum=accumulation_suffix(int(steps)))
+        Path(layout.run_record(**row, accum=accumulation_suffix(int(steps))))
         for row, steps in zip(
             noisy[tables.CONFIG_COLUMNS].to_dict(orient="records"),
             noisy[tables.ACCUMULATION],

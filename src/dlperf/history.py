@@ -15,19 +15,17 @@ import shutil
 from pathlib import Path
 
 from dlperf.io import atomic_path
-
-HISTORY_DIR = "history"
-RUNS_DIR = "runs"
+from dlperf.layout import HISTORY, RUNS, WORKFLOW
 
 
 def _runs_root(record: Path) -> Path:
     """The ``runs`` directory above ``record`` (``.../runs/{framework}/{network}/x.json``)."""
     for parent in record.parents:
-        if parent.name == RUNS_DIR:
+        if parent.name == RUNS:
             return parent
     raise ValueError(
-        f"{record} is not below a `{RUNS_DIR}` directory: run records live in "
-        f"results/{RUNS_DIR}/<framework>/<network>/"
+        f"{record} is not below a `{RUNS}` directory: run records live in "
+        f"{WORKFLOW.runs}/<framework>/<network>/"
     )
 
 
@@ -44,8 +42,8 @@ def history_path(record: str | os.PathLike) -> Path:
     try:
         runs = _runs_root(record)
     except ValueError:
-        return record.parent / HISTORY_DIR / name
-    return runs.parent / HISTORY_DIR / RUNS_DIR / record.parent.relative_to(runs) / name
+        return record.parent / HISTORY / name
+    return runs.parent / HISTORY / RUNS / record.parent.relative_to(runs) / name
 
 
 def keep_previous(record: str | os.PathLike) -> Path | None:
@@ -66,14 +64,14 @@ def superseded_records(results: str | os.PathLike) -> list[Path]:
     what re-measuring replaced. A copy of a record that is still current (its job was
     stopped before it wrote a new one) is not counted."""
     results = Path(results)
-    kept = sorted((results / HISTORY_DIR / RUNS_DIR).rglob("*.json"))
+    kept = sorted((results / HISTORY / RUNS).rglob("*.json"))
     superseded = []
     for path in kept:
         stem, _, content_id = path.stem.rpartition(".")
         current = (
             results
-            / RUNS_DIR
-            / path.parent.relative_to(results / HISTORY_DIR / RUNS_DIR)
+            / RUNS
+            / path.parent.relative_to(results / HISTORY / RUNS)
             / f"{stem}{path.suffix}"
         )
         if not (current.exists() and _content_id(current) == content_id):

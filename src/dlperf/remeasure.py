@@ -13,7 +13,7 @@ import json
 import shlex
 from collections.abc import Mapping
 
-from dlperf.config import RUN_RECORD_PATTERN
+from dlperf.layout import WORKFLOW
 
 #: Study-level settings of what one sample is and how it is trained, with the values every
 #: run had before they existed (`dlperf bench`'s defaults).
@@ -40,7 +40,7 @@ def measured_settings(config: Mapping) -> str:
 
 
 def _record_path(wildcards) -> str:
-    return RUN_RECORD_PATTERN.format(
+    return WORKFLOW.run_record(
         framework=wildcards.framework,
         network=wildcards.network,
         nodes=wildcards.nodes,

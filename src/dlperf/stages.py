@@ -13,6 +13,7 @@ import pandas as pd
 
 from dlperf import tables
 from dlperf.io import atomic_write_json
+from dlperf.layout import WORKFLOW
 
 PathLike = str | os.PathLike
 
@@ -56,7 +57,7 @@ def fit(
             framework,
             seed,
             f"{timings_csv} has no successful run of {framework}; "
-            "results/failures.csv says why its runs failed",
+            f"{WORKFLOW.failures} says why its runs failed",
         )
     atomic_write_json(out, artifact)
     return artifact

@@ -14,6 +14,7 @@ import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from dlperf.layout import CONFIG, MODELS, RESULTS, RUNS, WORKFLOW
 from dlperf.tables import RecordError, read_record, record_problem
 
 
@@ -26,12 +27,12 @@ class StudyFiles:
 
 def _results_dir(path: Path) -> Path:
     """The results directory itself, or a checkout holding one."""
-    if (path / "runs").is_dir():
+    if (path / RUNS).is_dir():
         return path
-    if (path / "results" / "runs").is_dir():
-        return path / "results"
+    if (path / RESULTS / RUNS).is_dir():
+        return path / RESULTS
     raise ValueError(
-        f"{path} holds no run records (no runs/ or results/runs/ below it); name a results "
+        f"{path} holds no run records (no {RUNS}/ or {WORKFLOW.runs}/ below it); name a results "
         "directory written by the workflow, or an archive written by `dlperf archive`"
     )
 
@@ -39,7 +40,7 @@ def _results_dir(path: Path) -> Path:
 def _own_files(results: Path):
     """Whether a file (relative to ``results``) is the study's own: one its configuration
     (``config.json``, written by the workflow) produces; every file when it has none."""
-    from dlperf.archive import CONFIG, study_config
+    from dlperf.archive import study_config
     from dlperf.study_outputs import Produced
 
     if not (results / CONFIG).is_file():
@@ -51,12 +52,12 @@ def _from_directory(path: Path) -> StudyFiles:
     results = _results_dir(path)
     study = StudyFiles(str(path))
     own = _own_files(results)
-    for record_path in sorted(results.glob("runs/**/*.json")):
+    for record_path in sorted(results.glob(f"{RUNS}/**/*.json")):
         relative = record_path.relative_to(results)
         if any(part.startswith(".") for part in relative.parts) or not own(relative.as_posix()):
             continue  # a run's work directory, or a run the study's configuration dropped
         study.records.append(read_record(record_path))
-    for artifact_path in sorted(results.glob("models/*.json")):
+    for artifact_path in sorted(results.glob(f"{MODELS}/*.json")):
         if not own(artifact_path.relative_to(results).as_posix()):
             continue
         artifact = json.loads(artifact_path.read_text(encoding="utf-8"))
@@ -65,10 +66,11 @@ def _from_directory(path: Path) -> StudyFiles:
 
 
 def _member_kind(name: str) -> str | None:
-    parts = PurePosixPath(name).parts
-    if len(parts) >= 3 and parts[0] == "results" and parts[1] == "runs" and name.endswith(".json"):
+    relative = WORKFLOW.relative(name)
+    parts = PurePosixPath(relative).parts if relative else ()
+    if len(parts) >= 2 and parts[0] == RUNS and name.endswith(".json"):
         return None if any(p.startswith(".") for p in parts) else "record"
-    if len(parts) == 3 and parts[:2] == ("results", "models") and name.endswith(".json"):
+    if WORKFLOW.framework_of_model(name) is not None:
         return "artifact"
     return None
 
@@ -99,7 +101,7 @@ def _from_archive(path: Path) -> StudyFiles:
         ) from exc
     if not study.records:
         raise ValueError(
-            f"{path} holds no run records (results/runs/); it is not an archive of a study "
+            f"{path} holds no run records ({WORKFLOW.runs}/); it is not an archive of a study "
             "measured by dlperf"
         )
     return study

@@ -16,16 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from dlperf import config as cfg
-from dlperf.history import HISTORY_DIR
-
-RETIRED_DIR = f"{HISTORY_DIR}/retired"
-# Outputs named after the framework they hold, with what they hold for which frameworks.
-PER_FRAMEWORK = {
-    "models": ("models/{}.json",),
-    "validation": ("validation/{}.csv", "validation/{}.summary.csv"),
-}
-# Our own tables: only a study that benchmarks has them.
-OWN_TABLES = ("timings.csv", "timings.parquet", "failures.csv")
+from dlperf.layout import (
+    ENVS,
+    OWN_TABLES,
+    PER_FRAMEWORK,
+    RELATIVE,
+    RESULTS,
+    RUNS,
+    WORKFLOW,
+    StudyLayout,
+)
 
 
 @dataclass(frozen=True)
@@ -41,10 +41,7 @@ class Produced:
 
     @classmethod
     def of(cls, config: Mapping) -> Produced:
-        prefix = "results/"
-        records = frozenset(
-            cfg.run_record_path(run).removeprefix(prefix) for run in cfg.run_configs(config)
-        )
+        records = frozenset(RELATIVE.record_of(run) for run in cfg.run_configs(config))
         benchmarked = frozenset(config["frameworks"])
         external = config.get("external_timings")
         modelled = benchmarked
@@ -60,12 +57,12 @@ class Produced:
         parts = PurePosixPath(relative).parts
         if not parts:
             return True
-        if parts[0] == "runs":
+        if parts[0] == RUNS:
             return relative in self.records
-        if parts[0] == "envs" and len(parts) == 2:
+        if parts[0] == ENVS and len(parts) == 2:
             return PurePosixPath(parts[1]).stem in self.benchmarked
         if parts[0] in PER_FRAMEWORK and len(parts) == 2:
-            if relative == "validation/summary.csv":
+            if relative == RELATIVE.validation_summary:
                 return True
             framework = parts[1].split(".", 1)[0]
             return self.modelled is None or framework in self.modelled
@@ -89,7 +86,7 @@ def stale_outputs(results: str | os.PathLike, produced: Produced) -> list[Path]:
     configuration does not produce, sorted."""
     results = Path(results)
     found = []
-    for top in ("runs", "envs", *PER_FRAMEWORK, *OWN_TABLES):
+    for top in (RUNS, ENVS, *PER_FRAMEWORK, *OWN_TABLES):
         base = results / top
         paths = [base] if base.is_file() else sorted(base.rglob("*")) if base.is_dir() else []
         for path in paths:
@@ -108,7 +105,7 @@ def retire(results: str | os.PathLike, produced: Produced, stamp: str | None = N
     stamp = stamp or time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     moved = []
     for path in stale_outputs(results, produced):
-        target = results / RETIRED_DIR / stamp / path.relative_to(results)
+        target = Path(StudyLayout(os.fspath(results)).retired, stamp, path.relative_to(results))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(path, target)  # same file system: a rename
         moved.append(target)
@@ -116,8 +113,8 @@ def retire(results: str | os.PathLike, produced: Produced, stamp: str | None = N
 
 
 def retire_for_workflow(results: str, config: Mapping) -> None:
-    """The Snakefile's ``onstart``: retire what the configuration no longer produces, and say
-    where it went."""
+    """The workflow's ``onstart`` (workflow/rules/common.smk): retire what the configuration
+    no longer produces, and say where it went."""
     moved = retire(results, Produced.of(config))
     if moved:
         where = os.path.commonpath([str(p) for p in moved])
@@ -127,9 +124,10 @@ def retire_for_workflow(results: str, config: Mapping) -> None:
         )
 
 
-def not_produced(names: Iterable[str], produced: Produced, prefix: str = "results/") -> list[str]:
+def not_produced(names: Iterable[str], produced: Produced, root: str = RESULTS) -> list[str]:
     """The names (``results/...``) of files the configuration does not produce."""
-    return [n for n in names if n.startswith(prefix) and not produced.holds(n.removeprefix(prefix))]
+    below = StudyLayout(root).relative
+    return [n for n in names if (r := below(n)) is not None and not produced.holds(r)]
 
 
 def not_the_configs(config: dict, names: set[str]) -> list[str]:
@@ -144,9 +142,10 @@ def not_the_configs(config: dict, names: set[str]) -> list[str]:
         for name in sorted(not_produced(names, produced))
     ]
     if not config.get("adaptive", {}).get("enabled"):  # an adaptive sweep measures part of it
-        records = {n.removeprefix("results/") for n in names if n.startswith("results/runs/")}
+        below = {WORKFLOW.relative(n) for n in names}
+        records = {r for r in below if r is not None and PurePosixPath(r).parts[:1] == (RUNS,)}
         problems += [
-            f"results/{name}: missing (a run of the archived configuration)"
+            f"{WORKFLOW.path(name)}: missing (a run of the archived configuration)"
             for name in sorted(produced.records - records)
         ]
     return problems

@@ -10,7 +10,6 @@ import io
 import json
 import math
 import os
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pandas as pd
 
 from dlperf.bench.spec import RunConfig, run_features
 from dlperf.io import atomic_path, atomic_write_text
+from dlperf.layout import RUN_RECORD_NAME_PATTERN
 
 CONFIG_COLUMNS = [
     "framework",
@@ -100,10 +100,6 @@ FAILURE_COLUMNS = (
 # time (measured: under 0.03 %), never by more than this share plus a clock's granularity.
 EPOCH_TOLERANCE = 0.05
 EPOCH_SLACK_S = 1e-3
-RECORD_NAME = re.compile(
-    r"n(?P<nodes>\d+)_p(?P<procs>\d+)_b(?P<batch_size>\d+)_d(?P<data_size>\d+)_r(?P<rep>\d+)"
-    r"(?:_a(?P<grad_accum_steps>\d+))?\.json"  # config.RUN_RECORD_PATTERN
-)
 
 
 class RecordError(ValueError):
@@ -176,7 +172,7 @@ def _timing_mismatch(record: dict) -> str | None:
 def _name_mismatch(record: dict, path: Path) -> str | None:
     """A workflow record (runs/<framework>/<network>/n.._p.._b.._d.._r...json) whose
     configuration is not the one its path names."""
-    match = RECORD_NAME.fullmatch(path.name)
+    match = RUN_RECORD_NAME_PATTERN.fullmatch(path.name)
     if not match:
         return None
     config = record["config"]

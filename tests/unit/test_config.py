@@ -4,6 +4,7 @@ import pytest
 import yaml
 
 from dlperf import config as cfg
+from dlperf.layout import WORKFLOW
 
 
 def test_default_config_is_valid_and_gets_defaults(repo):
@@ -20,7 +21,7 @@ def test_default_config_is_valid_and_gets_defaults(repo):
         * loaded["repeats"]
     )
     assert len(runs) == expected
-    assert len({cfg.run_record_path(r) for r in runs}) == expected
+    assert len({WORKFLOW.record_of(r) for r in runs}) == expected
 
 
 def test_default_sweep_is_meaningful(repo):

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 from dlperf import config as cfg
 from dlperf import remeasure
 from dlperf.io import atomic_write_json
+from dlperf.layout import WORKFLOW, accumulation_from_suffix
 
 WILDCARDS = SimpleNamespace(
     framework="pytorch",
@@ -33,8 +34,8 @@ def test_record_path_is_the_workflows(tmp_path):
         {"batch_sizes": [8], "data_sizes": [64], "procs": [2], "repeats": 1, "networks": ["mlp"]}
     )
     (config,) = cfg.run_configs(run)
-    assert remeasure._record_path(WILDCARDS) == cfg.run_record_path(config)
-    assert cfg.run_record_path(config).endswith("/n1_p2_b8_d64_r0.json")  # as before accumulation
+    assert remeasure._record_path(WILDCARDS) == WORKFLOW.record_of(config)
+    assert WORKFLOW.record_of(config).endswith("/n1_p2_b8_d64_r0.json")  # as before accumulation
 
 
 def test_accumulation_adds_a_suffix_the_rule_reads_back():
@@ -51,8 +52,8 @@ def test_accumulation_adds_a_suffix_the_rule_reads_back():
     plain, accumulated = cfg.run_configs(run)
     assert (plain.grad_accum_steps, accumulated.grad_accum_steps) == (1, 4)
     wildcards = SimpleNamespace(**{**vars(WILDCARDS), "accum": "_a4"})
-    assert remeasure._record_path(wildcards) == cfg.run_record_path(accumulated)
-    assert cfg.accumulation_from_suffix("_a4") == 4 and cfg.accumulation_from_suffix("") == 1
+    assert remeasure._record_path(wildcards) == WORKFLOW.record_of(accumulated)
+    assert accumulation_from_suffix("_a4") == 4 and accumulation_from_suffix("") == 1
 
 
 def test_input_settings_join_the_measured_settings_only_when_not_the_default():

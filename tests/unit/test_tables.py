@@ -126,7 +126,7 @@ def test_iteration_stats_match_numpy():
 
 
 def test_a_record_with_accumulation_is_named_by_its_suffix(tmp_path):
-    """The name check reads the accumulation suffix (config.RUN_RECORD_PATTERN): a record of 4
+    """The name check reads the accumulation suffix (layout.RUN_RECORD_NAME): a record of 4
     micro-batches per step passes under ..._a4.json and is refused under a plain name."""
     config = RunConfig("pytorch", "mlp", "cpu", 1, 1, 8, 64, 0, grad_accum_steps=4)
     record = make_record(batch=8, data=64)

@@ -3,23 +3,19 @@
 
 rule aggregate:
     input:
-        records=(
-            adaptive_measured_records
-            if config["adaptive"]["enabled"]
-            else [dlperf.config.run_record_path(run) for run in RUNS]
-        ),
+        records=RUN_RECORDS,
     # update(): Snakemake would delete the tables before the job; a failed aggregate (a damaged
     # record) keeps the previous tables until new ones are written (atomically, dlperf.io).
     output:
-        timings=update("results/timings.csv"),
-        parquet=update("results/timings.parquet"),
-        failures=update("results/failures.csv"),
+        timings=update(LAYOUT.timings),
+        parquet=update(LAYOUT.timings_parquet),
+        failures=update(LAYOUT.failures),
     log:
-        "logs/aggregate.log",
+        dlperf.layout.log("aggregate"),
     conda:
         WORKFLOW_ENV
     params:
         code=CODE["aggregate"],
     shell:
-        "dlperf aggregate {input.records} --timings {output.timings} "
-        "--parquet {output.parquet} --failures {output.failures} > {log} 2>&1"
+        "dlperf aggregate {input.records:q} --timings {output.timings:q} "
+        "--parquet {output.parquet:q} --failures {output.failures:q} > {log:q} 2>&1"

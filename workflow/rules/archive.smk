@@ -4,27 +4,30 @@
 
 rule study_config:
     output:
-        "results/config.json",
+        LAYOUT.config,
     log:
-        "logs/study_config.log",
+        dlperf.layout.log("study_config"),
     conda:
         WORKFLOW_ENV
     params:
         settings=json.dumps(config, sort_keys=True),
     shell:
-        "dlperf write-config --config-json {params.settings:q} --out {output} > {log} 2>&1"
+        "dlperf write-config --config-json {params.settings:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule archive:
     input:
         rules.all.input,
-        config="results/config.json",
-        envs=expand("results/envs/{framework}.json", framework=FRAMEWORKS),
+        config=LAYOUT.config,
+        envs=expand(LAYOUT.env("{framework}"), framework=FRAMEWORKS),
     output:
-        "results/dlperf-archive.tar.gz",
+        LAYOUT.archive,
     log:
-        "logs/archive.log",
+        dlperf.layout.log("archive"),
     conda:
         WORKFLOW_ENV
+    params:
+        # The results directory as a whole (the study is every file below it).
+        results=lambda wildcards: LAYOUT.root,
     shell:
-        "dlperf archive --results results --out {output} > {log} 2>&1"
+        "dlperf archive --results {params.results:q} --out {output:q} > {log:q} 2>&1"

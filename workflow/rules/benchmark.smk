@@ -3,19 +3,7 @@
 # one task per worker, one GPU per worker on cuda, cluster.cpus_per_proc CPUs per task, memory
 # and time limit growing with the attempt; the partition, account and GPU type come from the
 # profile (profiles/slurm). Locally the resources are ignored and the job gets all cores
-# (dlperf.cluster.rule_resources).
-import dlperf.cluster
-
-try:
-    dlperf.cluster.check(config)
-except dlperf.cluster.ClusterConfigError as error:
-    raise WorkflowError(f"invalid configuration: {error}") from None
-
-
-# Sized per job for a cluster; plain values on a local run, which ignores them.
-BENCH_RESOURCES = dlperf.cluster.rule_resources(
-    config, dlperf.config.run_layouts(config), workflow
-)
+# (dlperf.cluster.rule_resources, BENCH_RESOURCES in common.smk).
 
 
 wildcard_constraints:
@@ -30,15 +18,13 @@ wildcard_constraints:
 
 rule bench:
     input:
-        env="results/envs/{framework}.json",
+        env=LAYOUT.env("{framework}"),
     output:
         # update: Snakemake leaves a previous record in place (it would delete it before the
         # job); `dlperf bench` keeps it in results/history/ before measuring again.
-        update(
-            "results/runs/{framework}/{network}/n{nodes}_p{procs}_b{batch}_d{data}_r{rep}{accum}.json"
-        ),
+        update(LAYOUT.run_record_wildcards),
     log:
-        "logs/bench/{framework}/{network}/n{nodes}_p{procs}_b{batch}_d{data}_r{rep}{accum}.log",
+        dlperf.layout.bench_log(),
     conda:
         WORKFLOW_ENV
     # A benchmark gets the whole machine: two at once would distort each other's timings.
@@ -62,13 +48,13 @@ rule bench:
         # Not in the command (resources.launch has the value that applies): re-runs on change.
         threads=dlperf.cluster.thread_settings(config),
         timeout=dlperf.remeasure.timeout_param(config),
-        accumulation=lambda wildcards: dlperf.config.accumulation_from_suffix(
+        accumulation=lambda wildcards: dlperf.layout.accumulation_from_suffix(
             wildcards.accum
         ),
     shell:
-        "dlperf bench --env {input.env} --framework {wildcards.framework} "
+        "dlperf bench --env {input.env:q} --framework {wildcards.framework} "
         "--network {wildcards.network} --nodes {wildcards.nodes} --procs {wildcards.procs} "
         "--batch-size {wildcards.batch} --data-size {wildcards.data} --rep {wildcards.rep} "
         "--accumulation-steps {params.accumulation} "
-        "{params.measures} --timeout {params.timeout} {resources.launch} --out {output} "
-        "> {log} 2>&1"
+        "{params.measures} --timeout {params.timeout} {resources.launch} --out {output:q} "
+        "> {log:q} 2>&1"

@@ -1,5 +1,6 @@
 # One isolated environment per framework, rebuilt when its requirements file changes; or the
 # site's interpreter or container image (framework_envs), probed before any benchmark.
+# ({params.site} is shell-quoted by dlperf.site_envs.env_options.)
 import dlperf.site_envs
 
 
@@ -8,9 +9,9 @@ rule framework_env:
         # Relative to the working directory when inside it: moving the checkout changes nothing.
         requirements=dlperf.site_envs.requirements_input(config, ENVS_DIR),
     output:
-        "results/envs/{framework}.json",
+        LAYOUT.env("{framework}"),
     log:
-        "logs/envs/{framework}.log",
+        dlperf.layout.log("envs", "{framework}"),
     wildcard_constraints:
         framework="|".join(
             dlperf.config.schema()["properties"]["frameworks"]["items"]["enum"]
@@ -18,11 +19,11 @@ rule framework_env:
     conda:
         WORKFLOW_ENV
     params:
-        root=f"--root {config['env_root']}" if config["env_root"] else "",
+        root=["--root", config["env_root"]] if config["env_root"] else [],
         site=dlperf.site_envs.env_options(config),
         requirements=lambda wildcards, input: (
-            f"--requirements {input.requirements}" if input.requirements else ""
+            ["--requirements", input.requirements] if input.requirements else []
         ),
     shell:
-        "dlperf env --framework {wildcards.framework} {params.requirements} {params.site} "
-        "{params.root} --out {output} > {log} 2>&1"
+        "dlperf env --framework {wildcards.framework} {params.requirements:q} {params.site} "
+        "{params.root:q} --out {output:q} > {log:q} 2>&1"

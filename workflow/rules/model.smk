@@ -5,9 +5,9 @@ rule fit:
     input:
         timings=TIMINGS,
     output:
-        "results/models/{framework}.json",
+        LAYOUT.model("{framework}"),
     log:
-        "logs/fit/{framework}.log",
+        dlperf.layout.log("fit", "{framework}"),
     conda:
         WORKFLOW_ENV
     params:
@@ -17,4 +17,4 @@ rule fit:
         ),
     shell:
         "dlperf fit --timings {input.timings:q} --framework {wildcards.framework} "
-        "--config-json {params.settings:q} --out {output} > {log} 2>&1"
+        "--config-json {params.settings:q} --out {output:q} > {log:q} 2>&1"

@@ -6,16 +6,19 @@ import dlperf.disturbed_runs
 
 checkpoint forget_disturbed:
     input:
-        timings="results/timings.csv",
+        timings=LAYOUT.timings,
     output:
-        temp("results/disturbed.json"),
+        temp(LAYOUT.disturbed),
     log:
-        "logs/forget_disturbed.log",
+        dlperf.layout.log("forget_disturbed"),
     conda:
         WORKFLOW_ENV
+    params:
+        # The results directory as a whole (records and their history).
+        results=lambda wildcards: LAYOUT.root,
     shell:
-        "dlperf forget-disturbed --timings {input.timings} --results results --out {output} "
-        "> {log} 2>&1"
+        "dlperf forget-disturbed --timings {input.timings:q} --results {params.results:q} "
+        "--out {output:q} > {log:q} 2>&1"
 
 
 rule remeasure_disturbed:
@@ -25,9 +28,9 @@ rule remeasure_disturbed:
             checkpoints.forget_disturbed.get().output[0]
         ),
     log:
-        "logs/remeasure_disturbed.log",
+        dlperf.layout.log("remeasure_disturbed"),
     localrule: True
     conda:
         WORKFLOW_ENV
     shell:
-        "cp {input.listing} {log}"
+        "cp {input.listing:q} {log:q}"

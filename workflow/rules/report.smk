@@ -4,20 +4,20 @@
 rule report:
     input:
         timings=TIMINGS,
-        failures=["results/failures.csv"] if FRAMEWORKS else [],
-        models=expand("results/models/{framework}.json", framework=MODELLED),
-        summary="results/validation/summary.csv",
-        predictions=expand("results/validation/{framework}.csv", framework=MODELLED),
+        failures=[LAYOUT.failures] if FRAMEWORKS else [],
+        models=expand(LAYOUT.model("{framework}"), framework=MODELLED),
+        summary=LAYOUT.validation_summary,
+        predictions=expand(LAYOUT.validation_points("{framework}"), framework=MODELLED),
         rounds=adaptive_round_files if config["adaptive"]["enabled"] else [],
     output:
         html=report(
-            "results/report/index.html",
+            LAYOUT.report,
             caption="../report/index.rst",
             category="Report",
             labels={"framework": "all", "figure": "HTML report"},
         ),
         figures=report(
-            directory("results/report/figures"),
+            directory(LAYOUT.figures),
             patterns=["{framework}/{figure}.svg"],
             caption="../report/figure.rst",
             category="Figures",
@@ -25,19 +25,20 @@ rule report:
             labels={"framework": "{framework}", "figure": "{figure}"},
         ),
     log:
-        "logs/report.log",
+        dlperf.layout.log("report"),
     conda:
         WORKFLOW_ENV
     params:
         code=CODE["report"],
         settings=json.dumps(config, sort_keys=True),
         failures=lambda wildcards, input: (
-            f"--failures {input.failures}" if input.failures else ""
+            ["--failures", *input.failures] if input.failures else []
         ),
+        # The results directory as a whole: the report counts the superseded records.
+        results=lambda wildcards: LAYOUT.root,
     shell:
-        "dlperf report --timings {input.timings:q} {params.failures} "
-        "--models {input.models} --summary {input.summary} --predictions {input.predictions} "
-        "--config-json {params.settings:q} --out {output.html} --figures {output.figures} "
-        "--results results "
-        "--adaptive-rounds {input.rounds} "
-        "> {log} 2>&1"
+        "dlperf report --timings {input.timings:q} {params.failures:q} "
+        "--models {input.models:q} --summary {input.summary:q} "
+        "--predictions {input.predictions:q} --config-json {params.settings:q} "
+        "--out {output.html:q} --figures {output.figures:q} --results {params.results:q} "
+        "--adaptive-rounds {input.rounds:q} > {log:q} 2>&1"

@@ -7,19 +7,19 @@ rule validate:
         timings=TIMINGS,
     output:
         points=report(
-            "results/validation/{framework}.csv",
+            LAYOUT.validation_points("{framework}"),
             caption="../report/validation_points.rst",
             category="Validation",
             labels={"framework": "{framework}", "table": "held-out predictions"},
         ),
         summary=report(
-            "results/validation/{framework}.summary.csv",
+            LAYOUT.validation_summary_of("{framework}"),
             caption="../report/validation_summary.rst",
             category="Validation",
             labels={"framework": "{framework}", "table": "summary"},
         ),
     log:
-        "logs/validate/{framework}.log",
+        dlperf.layout.log("validate", "{framework}"),
     conda:
         WORKFLOW_ENV
     params:
@@ -35,22 +35,22 @@ rule validate:
         out_dir=lambda wildcards, output: os.path.dirname(output.summary),
     shell:
         "dlperf validate --timings {input.timings:q} --framework {wildcards.framework} "
-        "--config-json {params.settings:q} --out {params.out_dir} --no-summary > {log} 2>&1"
+        "--config-json {params.settings:q} --out {params.out_dir:q} --no-summary > {log:q} 2>&1"
 
 
 rule validation_summary:
     input:
-        expand("results/validation/{framework}.summary.csv", framework=MODELLED),
+        expand(LAYOUT.validation_summary_of("{framework}"), framework=MODELLED),
     output:
         report(
-            "results/validation/summary.csv",
+            LAYOUT.validation_summary,
             caption="../report/validation_summary.rst",
             category="Validation",
             labels={"framework": "all", "table": "summary"},
         ),
     log:
-        "logs/validation_summary.log",
+        dlperf.layout.log("validation_summary"),
     conda:
         WORKFLOW_ENV
     shell:
-        "dlperf combine {input} --out {output} > {log} 2>&1"
+        "dlperf combine {input:q} --out {output:q} > {log:q} 2>&1"

@@ -7,8 +7,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from dlperf.config import run_configs, run_record_path
+from dlperf.config import run_configs
 from dlperf.io import read_json
+from dlperf.layout import WORKFLOW
 
 #: What identifies a configuration of the sweep (a run is a configuration and a repetition).
 CONFIGURATION = ["framework", "network", "device", "nodes", "procs", "batch_size", "data_size"]
@@ -18,7 +19,7 @@ def record_paths(config: dict, chosen: Sequence[dict]) -> list[str]:
     """Run records of the chosen runs (a configuration and its repetition each)."""
     wanted = {(*(row[c] for c in CONFIGURATION), row["rep"]) for row in chosen}
     return [
-        run_record_path(run)
+        WORKFLOW.record_of(run)
         for run in run_configs(config)
         if (*(vars(run)[c] for c in CONFIGURATION), run.rep) in wanted
     ]

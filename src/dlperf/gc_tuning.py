@@ -1,4 +1,4 @@
-"""Settings of the Snakemake process that plans and schedules a sweep."""
+"""Garbage-collection tuning of the Snakemake process that plans and schedules a sweep."""
 
 from __future__ import annotations
 

@@ -1,0 +1,86 @@
+"""The re-run behind ``dlperf verify-archive --rerun``: fit, validate and render the report
+again from a study's archived timings and configuration, into fresh files that
+:func:`dlperf.archive.verify` compares byte for byte with the archived ones.
+
+The members are extracted below a root as they are named in the archive (``results/...``,
+``external/...``, ``config.json``): the same layout as a study's directory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dlperf.layout import (
+    ADAPTIVE_ROUND,
+    ARCHIVE_CONFIG,
+    ARCHIVE_EXTERNAL,
+    RESULTS,
+    WORKFLOW,
+    StudyLayout,
+)
+
+
+def needed(name: str) -> bool:
+    """Whether the archive member ``name`` is an input of the re-run (extracted for it)."""
+    return name == ARCHIVE_CONFIG or name.startswith(
+        (
+            WORKFLOW.timings,
+            WORKFLOW.failures,
+            f"{WORKFLOW.models}/",
+            f"{WORKFLOW.validation}/",
+            f"{ARCHIVE_EXTERNAL}/",
+        )
+    )
+
+
+def rerun(root: Path, config: dict, report: bool) -> dict[str, Path]:
+    """Fit and validate every archived framework again, and render the report when ``report``,
+    from the members extracted below ``root``; the fresh files by the member they reproduce."""
+    from dlperf import stages
+
+    names = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+    own = [n for n in (WORKFLOW.timings,) if n in names]
+    external = sorted(n for n in names if n.startswith(f"{ARCHIVE_EXTERNAL}/"))
+    timings = [root / n for n in own + external]
+    fresh = StudyLayout(str(root / "fresh"))
+    frameworks = sorted(f for n in names if (f := WORKFLOW.framework_of_model(n)) is not None)
+    compared = {}
+    for framework in frameworks:
+        out = Path(fresh.model(framework))
+        stages.fit(timings, framework, config["models"], config["seed"], out)
+        compared[WORKFLOW.model(framework)] = out
+    validation = config.get("validation", {})
+    for framework in frameworks:
+        points = Path(fresh.validation_points(framework))
+        summary = Path(fresh.validation_summary_of(framework))
+        stages.validate(
+            timings,
+            framework,
+            config["models"],
+            validation.get("protocols", {}),
+            config["seed"],
+            points,
+            summary,
+            n_boot=validation.get("bootstrap", 1000),
+        )
+        compared[WORKFLOW.validation_points(framework)] = points
+        compared[WORKFLOW.validation_summary_of(framework)] = summary
+    if report:
+        # The report, rendered again from the archived tables, models and validation results.
+        archived = StudyLayout(str(root / RESULTS))
+        failures = Path(archived.failures)
+        html = Path(fresh.report)
+        stages.report(
+            timings,
+            failures if failures.exists() else None,
+            [Path(archived.model(f)) for f in frameworks],
+            Path(archived.validation_summary),
+            [Path(archived.validation_points(f)) for f in frameworks],
+            config,
+            html,
+            Path(fresh.figures),
+            results_dir=Path(archived.root),
+            adaptive_round_files=sorted(Path(archived.adaptive).glob(ADAPTIVE_ROUND.format("*"))),
+        )
+        compared[WORKFLOW.report] = html
+    return compared

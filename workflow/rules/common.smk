@@ -1,0 +1,137 @@
+# What the rules share: the validated configuration, the study's paths (dlperf.layout), the
+# code digests that re-run a stage when its code changes, and the rules' helper functions.
+import json
+import os
+import sys
+
+import dlperf.adaptive.rounds
+import dlperf.bench.envinfo
+import dlperf.cluster
+import dlperf.config
+import dlperf.failed_jobs
+import dlperf.gc_tuning
+import dlperf.layout
+import dlperf.provenance
+import dlperf.remeasure
+import dlperf.study_outputs
+import dlperf.sweep_checks
+
+
+report: "../report/workflow.rst"
+
+
+envvars:
+    "PATH",
+
+
+# Snakemake builds tens of objects per job: collect garbage less often while it plans.
+dlperf.gc_tuning.collect_garbage_less_often()
+
+# Every path of the study, relative to its directory (`snakemake --directory <study>`).
+LAYOUT = dlperf.layout.WORKFLOW
+
+
+try:
+    # A user's `models` or `validation.protocols` replaces the default's (not merged into it).
+    config = dlperf.config.with_user_choices(
+        config, workflow.config_settings.overwrite_config
+    )
+    config = dlperf.config.validated(config)
+    if config["frameworks"] and dlperf.cluster.is_local_run(workflow):
+        MACHINE_PROBLEMS = dlperf.sweep_checks.local_machine_problems(
+            config,
+            dlperf.bench.envinfo.available_cores(),
+            dlperf.sweep_checks.visible_gpus(),
+        )
+        if MACHINE_PROBLEMS:
+            raise dlperf.config.ConfigError("\n".join(MACHINE_PROBLEMS))
+    EXTERNAL = config["external_timings"]
+    EXTERNAL_FRAMEWORKS = dlperf.study_outputs.external_frameworks(config)
+except (dlperf.config.ConfigError, ValueError, FileNotFoundError) as error:
+    raise WorkflowError(str(error)) from None
+
+try:
+    dlperf.cluster.check(config)
+except dlperf.cluster.ClusterConfigError as error:
+    raise WorkflowError(f"invalid configuration: {error}") from None
+
+RUNS = dlperf.config.run_configs(config)
+# Frameworks we benchmark, and all we model (ours plus those of external timings).
+FRAMEWORKS = config["frameworks"]
+MODELLED = sorted(set(FRAMEWORKS) | set(EXTERNAL_FRAMEWORKS))
+TIMINGS = ([LAYOUT.timings] if FRAMEWORKS else []) + ([EXTERNAL] if EXTERNAL else [])
+BENCH_TABLES = [LAYOUT.timings, LAYOUT.failures] if FRAMEWORKS else []
+ENVS_DIR = os.path.join(workflow.basedir, config["envs_dir"])
+# Per stage, a digest of the library code it runs (its import closure): a rule re-runs when
+# its code changes. The benchmark's is per framework.
+CODE = dlperf.provenance.workflow_code_digests(FRAMEWORKS)
+BENCH_CODE = {framework: CODE[f"bench:{framework}"] for framework in FRAMEWORKS}
+# Every run record names the workflow's commit, wherever the jobs run (their working
+# directory need not be inside the repository).
+WORKFLOW_COMMIT = dlperf.bench.envinfo.git_commit(workflow.basedir)
+if WORKFLOW_COMMIT:
+    os.environ.setdefault("DLPERF_GIT_COMMIT", WORKFLOW_COMMIT)
+WORKFLOW_ENV = "../../envs/workflow.yaml"
+# The interpreter running Snakemake has dlperf installed: its `dlperf` command serves
+# every job (a conda environment, with --sdm conda, puts its own first on the PATH).
+os.environ["PATH"] = os.pathsep.join(
+    [os.path.dirname(sys.executable), os.environ["PATH"]]
+)
+# Sized per job for a cluster; plain values on a local run, which ignores them
+# (dlperf.cluster.rule_resources).
+BENCH_RESOURCES = dlperf.cluster.rule_resources(
+    config, dlperf.config.run_layouts(config), workflow
+)
+
+
+def adaptive_chosen_records(rounds):
+    """Run records of every configuration chosen in rounds 0..rounds-1 (each round's file is a
+    checkpoint: asking for it makes Snakemake run that round first)."""
+    records = []
+    for number in range(rounds):
+        path = checkpoints.adaptive_round.get(round=number).output[0]
+        chosen = dlperf.adaptive.rounds.read_round(path)["chosen"]
+        records += dlperf.adaptive.rounds.record_paths(config, chosen)
+    return records
+
+
+def adaptive_measured_records(wildcards=None):
+    """The records of every round until one stops (or the configured number of rounds)."""
+    records = []
+    for number in range(config["adaptive"]["max_rounds"]):
+        path = checkpoints.adaptive_round.get(round=number).output[0]
+        result = dlperf.adaptive.rounds.read_round(path)
+        records += dlperf.adaptive.rounds.record_paths(config, result["chosen"])
+        if result["stop"]:
+            break
+    return records
+
+
+def adaptive_round_files(wildcards=None):
+    files = []
+    for number in range(config["adaptive"]["max_rounds"]):
+        path = checkpoints.adaptive_round.get(round=number).output[0]
+        files.append(path)
+        if dlperf.adaptive.rounds.read_round(path)["stop"]:
+            break
+    return files
+
+
+# The run records of the study: the grid's, or those an adaptive sweep's rounds chose. They are
+# targets of `all`, since Snakemake does not re-create a deleted input whose consumers (the tables)
+# are up to date, and a deleted record must be measured again.
+RUN_RECORDS = (
+    adaptive_measured_records
+    if config["adaptive"]["enabled"]
+    else [LAYOUT.record_of(run) for run in RUNS]
+)
+
+
+onstart:
+    # Before any job: outputs of frameworks, networks or runs the config dropped go to history.
+    dlperf.study_outputs.retire_for_workflow(LAYOUT.root, config)
+
+
+onerror:
+    # Last, each failed job's own error line (above it: the job's inputs and command).
+    dlperf.failed_jobs.print_summary(log)
