@@ -15,8 +15,9 @@ naming the first broken promise:
   trip (``to_dict``, canonical JSON, ``from_dict``);
 - refits from ``refit_params`` fit, and the bootstrap interval has one (lo, hi) per row with
   lo <= prediction <= hi;
-- what the capabilities declare holds (a breakdown that sums to the prediction, network
-  features used across networks), read through :func:`capabilities_of` only.
+- what the capabilities declare holds (a breakdown that sums to the prediction, no change of
+  the prediction along a feature it has no trend in, network features used where declared),
+  read through :func:`capabilities_of` only.
 """
 
 from __future__ import annotations
@@ -231,6 +232,12 @@ def check_capabilities(model: PerformanceModel, points: pd.DataFrame) -> None:
         )
         assert np.allclose(seconds.sum(axis=1), model.predict(points)), (
             f"{name}: its breakdown does not add up to the prediction"
+        )
+    for feature in sorted(ALL_FEATURES - capabilities.extrapolates_in):
+        # No trend declared in it: the prediction must not move with it.
+        other = points.assign(**{feature: points[feature] * 2})
+        assert np.allclose(model.predict(other), model.predict(points)), (
+            f"{name}: declares no trend in {feature} but its prediction changes with it"
         )
     if capabilities.uses_network_features:
         # The law scales with the network's features: a model that uses them tells apart two

@@ -8,7 +8,7 @@ import inspect
 import pytest
 
 from dlperf.config import schema
-from dlperf.models import MODELS, make_model
+from dlperf.models import MODELS, Capabilities, make_model
 from dlperf.models.conformance import check_model
 from dlperf.models.ernest import ErnestModel
 from dlperf.models.generic import GenericModel
@@ -84,3 +84,15 @@ def test_generic_settings_are_refused_before_any_fit():
         make_model("generic", {"search": "grid"})
     with pytest.raises(ValueError, match="max_features must be at least 1"):
         make_model("linreg_sfs", {"max_features": 0})
+
+
+class ClaimsNoTrendInDataSize(ErnestModel):
+    name = "ernest_claims"
+    capabilities = Capabilities(extrapolates_in=frozenset({"procs"}))
+
+
+def test_the_check_holds_a_model_to_its_declared_capabilities(monkeypatch):
+    # Registered, so the artifact round trip finds it; its d/p regressor is a trend in d.
+    monkeypatch.setitem(MODELS, ClaimsNoTrendInDataSize.name, ClaimsNoTrendInDataSize)
+    with pytest.raises(AssertionError, match="declares no trend in data_size"):
+        check_model(ClaimsNoTrendInDataSize)
