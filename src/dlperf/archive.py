@@ -18,8 +18,6 @@ import hashlib
 import io
 import json
 import os
-import platform
-import re
 import tarfile
 import tempfile
 from collections.abc import Callable, Iterable
@@ -27,20 +25,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-import dlperf
+from dlperf import crate
 from dlperf import rerun as rerun_study
-from dlperf.bench.envinfo import git_commit
 from dlperf.io import atomic_path, dumps_json, read_json
 from dlperf.layout import ARCHIVE_CONFIG as CONFIG
 from dlperf.layout import ARCHIVE_MANIFEST as MANIFEST
 from dlperf.layout import RELATIVE, WORKFLOW, StudyLayout, external_member
 from dlperf.study_outputs import Produced, not_the_configs
 
-RO_CRATE_CONTEXT = "https://w3id.org/ro/crate/1.1/context"
 CHUNK = 1 << 18  # tarfile copies a read a few times over: a small chunk keeps that small
 # The manifest and config.json are read whole; ours are kilobytes, a larger one is not ours.
 MAX_SMALL_MEMBER = 64 << 20
-SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class ArchiveError(ValueError):
@@ -142,33 +137,6 @@ def _hash_file(path: Path) -> tuple[str, int]:
         return _hash_stream(fh)
 
 
-def _manifest(parts: dict[str, tuple[str, int]], config: dict) -> dict:
-    commit = git_commit(Path(__file__).resolve().parent)
-    files = [
-        {"@id": name, "@type": "File", "contentSize": size, "sha256": sha}
-        for name, (sha, size) in sorted(parts.items())
-    ]
-    root = {
-        "@id": "./",
-        "@type": "Dataset",
-        "name": "dlperf study",
-        "description": "Benchmark run records, timings, performance models, validation and report",
-        "hasPart": [{"@id": f["@id"]} for f in files],
-        "frameworks": config.get("frameworks"),
-        "seed": config.get("seed"),
-        "workflowCommit": commit,
-        "dlperfVersion": dlperf.__version__,
-        "python": platform.python_version(),
-    }
-    descriptor = {
-        "@id": MANIFEST,
-        "@type": "CreativeWork",
-        "about": {"@id": "./"},
-        "conformsTo": {"@id": "https://w3id.org/ro/crate/1.1"},
-    }
-    return {"@context": RO_CRATE_CONTEXT, "@graph": [descriptor, root, *files]}
-
-
 def _add(tar: tarfile.TarFile, name: str, size: int, stream: BinaryIO) -> None:
     # Fixed owner, mode and time: the same study gives the same archive bytes.
     info = tarfile.TarInfo(name)
@@ -205,7 +173,7 @@ def create(results: str | os.PathLike, config: dict, out: str | os.PathLike) -> 
     config_bytes = dumps_json(config).encode()
     parts = {name: _hash_file(path) for name, path in sources.items()}
     parts[CONFIG] = (hashlib.sha256(config_bytes).hexdigest(), len(config_bytes))
-    manifest = _manifest(parts, config)
+    manifest = crate.manifest(parts, config)
     manifest_bytes = dumps_json(manifest).encode()
     with atomic_path(out) as tmp:
         with (
@@ -284,46 +252,6 @@ def _scan(path: Path, extract_to: Path | None, wanted: Callable[[str], bool]) ->
     return found
 
 
-def _parts(manifest: bytes) -> tuple[dict[str, dict], list[str]]:
-    """The manifest's File entries by name, and a problem for every malformed part, naming it."""
-    try:
-        crate = json.loads(manifest)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        return {}, [f"{MANIFEST}: not valid JSON ({exc})"]
-    graph = crate.get("@graph") if isinstance(crate, dict) else None
-    if not isinstance(graph, list):
-        return {}, [f"{MANIFEST}: has no @graph list"]
-    parts, problems = {}, []
-    for i, node in enumerate(graph):
-        where = f"{MANIFEST}: @graph[{i}]"
-        if not isinstance(node, dict):
-            problems.append(f"{where} is not an object")
-            continue
-        if node.get("@type") != "File":
-            continue
-        name = node.get("@id")
-        if not isinstance(name, str) or not name:
-            problems.append(f"{where} has no @id")
-            continue
-        sha = node.get("sha256")
-        size = node.get("contentSize")
-        if not isinstance(sha, str) or not SHA256.fullmatch(sha):
-            problems.append(
-                f"{where} ({name}) has no sha256"
-                if sha is None
-                else f"{where} ({name}) has a malformed sha256 {sha!r}"
-            )
-        elif isinstance(size, bool) or not isinstance(size, int) or size < 0:
-            problems.append(f"{where} ({name}) has no valid contentSize")
-        elif name in parts:
-            problems.append(f"{where} ({name}) is listed twice")
-        else:
-            parts[name] = node
-    if not any(isinstance(n, dict) and n.get("@id") == "./" for n in graph):
-        problems.append(f"{MANIFEST}: @graph has no root dataset './'")
-    return parts, problems
-
-
 def _archived_config(data: bytes | None) -> tuple[dict | None, list[str]]:
     """The archived config.json, or the problem with it (an absent one is reported apart)."""
     if data is None:
@@ -346,7 +274,7 @@ def verify(path: str | os.PathLike, rerun: bool = False) -> Verification:
         found = _scan(path, root if rerun else None, rerun_study.needed)
         if found.manifest is None:
             raise ArchiveError(f"{path} has no {MANIFEST}: it was not written by `dlperf archive`")
-        parts, problems = _parts(found.manifest)
+        parts, problems = crate.parts(found.manifest)
         result = Verification(files=len(parts), problems=found.problems + problems)
         for name, node in sorted(parts.items()):
             if name not in found.digests:

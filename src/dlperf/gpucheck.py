@@ -94,7 +94,7 @@ def record_name(run: RunConfig) -> str:
 
 def fit_summary(timings: pd.DataFrame) -> list[str]:
     """Per network and precision, each model's fit to the measured points (or why none)."""
-    from dlperf.models import InsufficientData, make_model
+    from dlperf.models import InsufficientData, ModelUnavailable, make_model
 
     lines = []
     for (network, precision), series in timings.groupby(["network", "precision"]):
@@ -103,7 +103,7 @@ def fit_summary(timings: pd.DataFrame) -> list[str]:
             model = make_model(name, settings, seed=0)
             try:
                 model.fit(points)
-            except InsufficientData as exc:
+            except (InsufficientData, ModelUnavailable) as exc:
                 lines.append(f"  {network} {precision} {name}: not fitted ({exc})")
                 continue
             predicted = model.predict(points)

@@ -11,20 +11,20 @@ import pytest
 from dlperf.bench import ranks
 from dlperf.bench.backends import CLUSTER_VARIABLES, service_layout
 from dlperf.bench.mx_service import dmlc_env
-from dlperf.bench.processes import Command, local_plan, run_processes, srun_plan
+from dlperf.bench.processes import Command, Programs, local_plan, run_processes, srun_plan
 from dlperf.bench.ranks import DistInfo, expand_nodelist, from_environment, slurm_port
 
 
 def plan_local(framework, procs, worker_argv, service_argv, env):
     layout = service_layout(framework)
-    return local_plan(procs, worker_argv, service_argv, env, layout, CLUSTER_VARIABLES)
+    programs = Programs(worker_argv, service_argv, env, layout, CLUSTER_VARIABLES)
+    return local_plan(procs, programs)
 
 
 def plan_srun(framework, procs, nodes, threads, worker_argv, service_argv, env):
     layout = service_layout(framework)
-    return srun_plan(
-        procs, nodes, threads, worker_argv, service_argv, env, layout, CLUSTER_VARIABLES
-    )
+    programs = Programs(worker_argv, service_argv, env, layout, CLUSTER_VARIABLES)
+    return srun_plan(procs, nodes, threads, programs)
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from dlperf import tables
-from dlperf.models import InsufficientData, make_model
+from dlperf.models import InsufficientData, ModelUnavailable, make_model
 from dlperf.models.base import TARGET
 
 from .design import series_keys
@@ -49,7 +49,7 @@ def grid_mape(grid: pd.DataFrame, train: pd.DataFrame, settings: AdaptiveSetting
         try:
             model = make_model(settings.model, settings.model_settings, settings.seed)
             model.fit(points.reset_index(drop=True))
-        except InsufficientData:
+        except (InsufficientData, ModelUnavailable):
             return float("nan")
         measured = series[TARGET].to_numpy(float)
         errors.append(np.abs(model.predict(series) - measured) / measured)

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from dlperf.folds import grouped_kfold
-from dlperf.models import InsufficientData, intervals, make_model
+from dlperf.models import InsufficientData, ModelUnavailable, intervals, make_model
 from dlperf.models.base import TARGET
 
 from .design import AXES
@@ -74,8 +74,8 @@ def score_series(
     fresh, described = novelty(measured, candidates)
     try:
         main = make_model(model, model_settings, seed).fit(measured)
-    except InsufficientData:
-        # Too few points for the model: only coverage can guide the choice.
+    except (InsufficientData, ModelUnavailable):
+        # Too few points for the model, or it cannot run here: only coverage can guide.
         nan = np.full(len(candidates), np.nan)
         return Scores(
             nan, np.full(len(candidates), np.inf), np.zeros(len(candidates)), fresh, described
@@ -92,7 +92,7 @@ def score_series(
     for name in compare_models:
         try:
             other = make_model(name, {}, seed).fit(measured)
-        except InsufficientData:
+        except (InsufficientData, ModelUnavailable):
             continue
         predicted = np.asarray(other.predict(candidates), float)
         if np.all(np.isfinite(predicted) & (predicted > 0)):
@@ -110,7 +110,7 @@ def kfold_mape(measured: pd.DataFrame, model: str, model_settings: dict, seed: i
             continue
         try:
             fitted = make_model(model, model_settings, seed).fit(measured.iloc[train])
-        except InsufficientData:
+        except (InsufficientData, ModelUnavailable):
             continue
         truth = measured[TARGET].to_numpy(float)[test]
         errors.append(np.abs(fitted.predict(measured.iloc[test]) - truth) / truth)

@@ -17,13 +17,12 @@ resnet18/resnet50. Transformers see ``seq_len`` tokens of BERT's 30522-token voc
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 IMAGE_SIZES = (32, 224)
 CHANNELS = 3
-RESNET18_BLOCKS = (2, 2, 2, 2)
-RESNET50_BLOCKS = (3, 4, 6, 3)
-RESNET_WIDTHS = (64, 128, 256, 512)
+RESNET_WIDTHS = (64, 128, 256, 512)  # of the four stages; the stem has the first
 BOTTLENECK_EXPANSION = 4
 # ImageNet-sized inputs use the ImageNet stem and classes (the networks every published table has).
 IMAGENET_SIZE = 224
@@ -40,6 +39,32 @@ def input_shape(image_size: int) -> tuple[int, int, int]:
 def imagenet_stem(image_size: int) -> bool:
     """Whether the ResNets start with the 7x7/2 conv and 3x3/2 max pool (ImageNet) or a 3x3 conv."""
     return image_size == IMAGENET_SIZE
+
+
+@dataclass(frozen=True)
+class ResNetSpec:
+    """A ResNet: residual blocks per stage, two 3x3 convolutions each (basic) or 1x1-3x3-1x1
+    with the output widened by :data:`BOTTLENECK_EXPANSION` (bottleneck)."""
+
+    blocks: tuple[int, ...]
+    bottleneck: bool
+
+    @property
+    def expansion(self) -> int:
+        return BOTTLENECK_EXPANSION if self.bottleneck else 1
+
+    def residual_blocks(self) -> Iterator[tuple[int, int]]:
+        """(width, stride) of every residual block in order: the first stage keeps the
+        resolution, the first block of each later one halves it."""
+        for index, (count, width) in enumerate(zip(self.blocks, RESNET_WIDTHS, strict=True)):
+            for i in range(count):
+                yield width, 2 if index > 0 and i == 0 else 1
+
+
+RESNETS = {
+    "resnet18": ResNetSpec(blocks=(2, 2, 2, 2), bottleneck=False),
+    "resnet50": ResNetSpec(blocks=(3, 4, 6, 3), bottleneck=True),
+}
 
 
 @dataclass(frozen=True)
@@ -168,11 +193,6 @@ def _bottleneck(t: _Tracer, x, width: int, stride: int):
     return t.relu(t.add(y, shortcut))
 
 
-def stage_strides(index: int) -> int:
-    """ResNet stages: the first keeps the resolution, each later one halves it."""
-    return 1 if index == 0 else 2
-
-
 def _resnet(t: _Tracer, network: str, image_size: int) -> None:
     x = input_shape(image_size)
     if imagenet_stem(image_size):
@@ -180,11 +200,10 @@ def _resnet(t: _Tracer, network: str, image_size: int) -> None:
         x = t.maxpool(x, 3, 2, 1)
     else:
         x = t.relu(t.bn(t.conv(x, RESNET_WIDTHS[0], 3)))
-    blocks = RESNET18_BLOCKS if network == "resnet18" else RESNET50_BLOCKS
-    block = _basic_block if network == "resnet18" else _bottleneck
-    for index, (count, width) in enumerate(zip(blocks, RESNET_WIDTHS, strict=True)):
-        for i in range(count):
-            x = block(t, x, width, stage_strides(index) if i == 0 else 1)
+    spec = RESNETS[network]
+    block = _bottleneck if spec.bottleneck else _basic_block
+    for width, stride in spec.residual_blocks():
+        x = block(t, x, width, stride)
     t.dense(t.avgpool(x), num_classes(image_size))
 
 
@@ -228,9 +247,9 @@ def layers(network: str, image_size: int = 32, seq_len: int = 128) -> list[Layer
         x = t.maxpool(t.relu(t.conv(x, 64, 3, bias=True)))
         x = t.relu(t.dense(t.flatten(x), 256))
         t.dense(x, classes)
-    elif network in ("resnet18", "resnet50"):
+    elif network in RESNETS:
         _resnet(t, network, image_size)
     else:
-        known = ("mlp", "lenet", "resnet18", "resnet50", *TRANSFORMERS)
+        known = ("mlp", "lenet", *RESNETS, *TRANSFORMERS)
         raise ValueError(f"network {network!r} is not one of {', '.join(known)}")
     return t.layers

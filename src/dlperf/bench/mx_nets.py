@@ -4,17 +4,8 @@ from __future__ import annotations
 
 from mxnet.gluon import nn
 
-from .archs import (
-    BOTTLENECK_EXPANSION,
-    RESNET18_BLOCKS,
-    RESNET50_BLOCKS,
-    RESNET_WIDTHS,
-    TRANSFORMERS,
-    imagenet_stem,
-    input_shape,
-    num_classes,
-    stage_strides,
-)
+from . import archs
+from .archs import RESNETS, ResNetSpec
 from .mx_bert import MaskedLM
 
 
@@ -53,7 +44,7 @@ def basic_block(inputs: int, width: int, stride: int) -> nn.HybridBlock:
 
 
 def bottleneck(inputs: int, width: int, stride: int) -> nn.HybridBlock:
-    out = width * BOTTLENECK_EXPANSION
+    out = width * archs.BOTTLENECK_EXPANSION
     body = nn.HybridSequential()
     conv_bn(body, inputs, width, 1)
     body.add(nn.Activation("relu"))
@@ -63,30 +54,31 @@ def bottleneck(inputs: int, width: int, stride: int) -> nn.HybridBlock:
     return Residual(body, inputs, out, stride)
 
 
-def resnet(blocks: tuple[int, ...], block, expansion: int, image_size: int) -> nn.HybridSequential:
+def resnet(spec: ResNetSpec, image_size: int) -> nn.HybridSequential:
     net = nn.HybridSequential()
-    if imagenet_stem(image_size):
-        conv_bn(net, 3, RESNET_WIDTHS[0], 7, 2)
+    channels = archs.RESNET_WIDTHS[0]
+    if archs.imagenet_stem(image_size):
+        conv_bn(net, 3, channels, 7, 2)
         net.add(nn.Activation("relu"), nn.MaxPool2D(3, 2, 1))
     else:
-        conv_bn(net, 3, RESNET_WIDTHS[0], 3)
+        conv_bn(net, 3, channels, 3)
         net.add(nn.Activation("relu"))
-    channels = RESNET_WIDTHS[0]
-    for index, (count, width) in enumerate(zip(blocks, RESNET_WIDTHS, strict=True)):
-        for i in range(count):
-            net.add(block(channels, width, stage_strides(index) if i == 0 else 1))
-            channels = width * expansion
-    net.add(
-        nn.GlobalAvgPool2D(), nn.Flatten(), nn.Dense(num_classes(image_size), in_units=channels)
-    )
+    block = bottleneck if spec.bottleneck else basic_block
+    for width, stride in spec.residual_blocks():
+        net.add(block(channels, width, stride))
+        channels = width * spec.expansion
+    classes = archs.num_classes(image_size)
+    net.add(nn.GlobalAvgPool2D(), nn.Flatten(), nn.Dense(classes, in_units=channels))
     return net
 
 
 def build_network(name: str, image_size: int = 32, seq_len: int = 128) -> nn.HybridBlock:
-    if name in TRANSFORMERS:
-        return MaskedLM(TRANSFORMERS[name], seq_len)
-    channels, height, width = input_shape(image_size)
-    classes = num_classes(image_size)
+    if name in archs.TRANSFORMERS:
+        return MaskedLM(archs.TRANSFORMERS[name], seq_len)
+    if name in RESNETS:
+        return resnet(RESNETS[name], image_size)
+    channels, height, width = archs.input_shape(image_size)
+    classes = archs.num_classes(image_size)
     if name == "mlp":
         net = nn.HybridSequential()
         net.add(
@@ -108,10 +100,6 @@ def build_network(name: str, image_size: int = 32, seq_len: int = 128) -> nn.Hyb
             nn.Dense(classes, in_units=256),
         )
         return net
-    if name == "resnet18":
-        return resnet(RESNET18_BLOCKS, basic_block, 1, image_size)
-    if name == "resnet50":
-        return resnet(RESNET50_BLOCKS, bottleneck, BOTTLENECK_EXPANSION, image_size)
     raise ValueError(f"MXNet has no network {name!r}")
 
 

@@ -99,39 +99,43 @@ def local_worker_env(
     return env
 
 
-def local_plan(
-    procs: int,
-    worker_argv: list[str],
-    service_argv: list[str],
-    env: dict,
-    layout: ServiceLayout | None = None,
-    stale: tuple[str, ...] = (),
-) -> list[Command]:
+@dataclass(frozen=True)
+class Programs:
+    """What the processes of a run start: the worker's and the services' command lines, the
+    caller's environment less the ``stale`` variables, and the framework's services (if any)."""
+
+    worker_argv: list[str]
+    service_argv: list[str]
+    env: dict
+    layout: ServiceLayout | None = None
+    stale: tuple[str, ...] = ()
+
+    def base_env(self) -> dict:
+        return clean_env(self.env, self.stale)
+
+    def services_for(self, procs: int) -> ServiceLayout | None:
+        """The service layout a run of ``procs`` workers starts (a single worker needs none)."""
+        return self.layout if procs > 1 else None
+
+
+def local_plan(procs: int, programs: Programs) -> list[Command]:
     """Every process of a run on this host: ``procs`` workers (+ the framework's services)."""
     ports = free_ports(procs + 2)
     master_port, service_port, worker_ports = ports[0], ports[1], ports[2:]
-    base = clean_env(env, stale)
+    base = programs.base_env()
+    layout = programs.services_for(procs)
     commands = []
-    if layout is not None and procs > 1:
-        commands += layout.services(service_argv, base, LOCALHOST, service_port, procs)
+    if layout is not None:
+        commands += layout.services(programs.service_argv, base, LOCALHOST, service_port, procs)
     for rank in range(procs):
         worker_env = local_worker_env(base, rank, procs, master_port, worker_ports)
-        if layout is not None and procs > 1:
+        if layout is not None:
             worker_env.update(layout.worker_env(LOCALHOST, service_port, procs, LOCALHOST))
-        commands.append(Command(f"worker{rank}", worker_argv, worker_env))
+        commands.append(Command(f"worker{rank}", programs.worker_argv, worker_env))
     return commands
 
 
-def srun_plan(
-    procs: int,
-    nodes: int,
-    threads: int,
-    worker_argv: list[str],
-    service_argv: list[str],
-    env: dict,
-    layout: ServiceLayout | None = None,
-    stale: tuple[str, ...] = (),
-) -> list[Command]:
+def srun_plan(procs: int, nodes: int, threads: int, programs: Programs) -> list[Command]:
     """One ``srun`` starting ``procs // nodes`` workers on each of ``nodes`` hosts, one per
     Slurm task (each reads its rank from Slurm), plus the framework's services, started here
     on the driver's host (the first host of the allocation, also rank 0's) at its address."""
@@ -146,15 +150,16 @@ def srun_plan(
         "--kill-on-bad-exit=1",
         "--export=ALL",
     ]
-    base = clean_env(env, stale)
+    base = programs.base_env()
     worker_env = dict(base)
     commands = []
-    if layout is not None and procs > 1:
-        host, port = env.get("DLPERF_MASTER_ADDR") or host_address(), free_port()
-        commands += layout.services(service_argv, base, host, port, procs)
+    layout = programs.services_for(procs)
+    if layout is not None:
+        host, port = programs.env.get("DLPERF_MASTER_ADDR") or host_address(), free_port()
+        commands += layout.services(programs.service_argv, base, host, port, procs)
         # No node host: each worker finds its own address, on whichever host it runs.
         worker_env.update(layout.worker_env(host, port, procs, None))
-    commands.append(Command("srun", prefix + worker_argv, worker_env))
+    commands.append(Command("srun", prefix + programs.worker_argv, worker_env))
     return commands
 
 

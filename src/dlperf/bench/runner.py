@@ -17,11 +17,19 @@ from .backends import CLUSTER_VARIABLES, service_layout
 from .cpuload import foreign_cpu
 from .datasets import DIGITS_IMAGES, DIGITS_LABELS, digits_to_cifar_shape
 from .envinfo import available_cores, host_environment
-from .processes import Command, LaunchResult, local_plan, run_processes, srun_plan
+from .processes import Command, LaunchResult, Programs, local_plan, run_processes, srun_plan
 from .resources import combine_ranks
 from .spec import RunConfig, run_features
 
 STATUSES = ("ok", "failed", "timeout", "oom")
+# Every library's thread-pool size a worker's compute runs on: all set to its thread count.
+THREAD_VARIABLES = (
+    "DLPERF_THREADS",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "TF_NUM_INTRAOP_THREADS",
+)
 
 
 class EnvironmentMissing(RuntimeError):
@@ -69,17 +77,13 @@ def _package_path(work_dir: Path) -> str:
 
 def worker_environment(work_dir: Path, threads: int) -> dict:
     env = dict(os.environ)
+    env.update(dict.fromkeys(THREAD_VARIABLES, str(threads)))
     env.update(
         PYTHONPATH=_package_path(work_dir),
         PYTHONUNBUFFERED="1",
-        DLPERF_THREADS=str(threads),
-        OMP_NUM_THREADS=str(threads),
-        MKL_NUM_THREADS=str(threads),
-        OPENBLAS_NUM_THREADS=str(threads),
         # MXNet: one engine worker thread, the OpenMP pool does the work.
         MXNET_CPU_WORKER_NTHREADS="1",
         TF_CPP_MIN_LOG_LEVEL="2",
-        TF_NUM_INTRAOP_THREADS=str(threads),
         TF_NUM_INTEROP_THREADS="1",
     )
     env.pop("PYTHONHOME", None)
@@ -104,18 +108,10 @@ def worker_commands(
     worker_argv += ["--work-dir", str(work_dir)]
     service_argv = [python, "-m", "dlperf.bench.mx_service", "--work-dir", str(work_dir)]
     layout = service_layout(config.framework)
+    programs = Programs(worker_argv, service_argv, env, layout, CLUSTER_VARIABLES)
     if srun:
-        return srun_plan(
-            config.procs,
-            config.nodes,
-            threads,
-            worker_argv,
-            service_argv,
-            env,
-            layout,
-            CLUSTER_VARIABLES,
-        )
-    return local_plan(config.procs, worker_argv, service_argv, env, layout, CLUSTER_VARIABLES)
+        return srun_plan(config.procs, config.nodes, threads, programs)
+    return local_plan(config.procs, programs)
 
 
 def check_launcher_places(config: RunConfig, srun: bool) -> None:

@@ -12,17 +12,13 @@ import math
 from dataclasses import dataclass
 
 from .archs import (  # noqa: F401 -- re-exported: the networks' one description
-    BOTTLENECK_EXPANSION,
     IMAGE_SIZES,
-    RESNET18_BLOCKS,
-    RESNET50_BLOCKS,
-    RESNET_WIDTHS,
+    RESNETS,
     TRANSFORMERS,
     Layer,
     input_shape,
     layers,
     num_classes,
-    stage_strides,
 )
 
 FRAMEWORKS = ("pytorch", "tensorflow", "mxnet")
@@ -125,15 +121,17 @@ class RunConfig:
     grad_accum_steps: int = 1
 
     def __post_init__(self) -> None:
-        problems = []
-        if self.framework not in FRAMEWORKS:
-            problems.append(f"framework {self.framework!r} is not one of {', '.join(FRAMEWORKS)}")
-        if self.network not in NETWORKS:
-            problems.append(f"network {self.network!r} is not one of {', '.join(NETWORKS)}")
-        if self.device not in DEVICES:
-            problems.append(f"device {self.device!r} is not one of {', '.join(DEVICES)}")
-        if self.dataset not in DATASETS:
-            problems.append(f"dataset {self.dataset!r} is not one of {', '.join(DATASETS)}")
+        choices = {
+            "framework": FRAMEWORKS,
+            "network": NETWORKS,
+            "device": DEVICES,
+            "dataset": DATASETS,
+        }
+        problems = [
+            f"{name} {getattr(self, name)!r} is not one of {', '.join(allowed)}"
+            for name, allowed in choices.items()
+            if getattr(self, name) not in allowed
+        ]
         for name in ("nodes", "procs", "batch_size", "data_size", "grad_accum_steps"):
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be at least 1, got {getattr(self, name)}")

@@ -11,22 +11,13 @@ import math
 import keras
 from keras import layers
 
-from .archs import (
-    BOTTLENECK_EXPANSION,
-    RESNET18_BLOCKS,
-    RESNET50_BLOCKS,
-    RESNET_WIDTHS,
-    TRANSFORMERS,
-    imagenet_stem,
-    input_shape,
-    num_classes,
-    stage_strides,
-)
+from . import archs
+from .archs import RESNETS, ResNetSpec
 from .tf_bert import build_masked_lm
 
 
 def input_nhwc(image_size: int) -> tuple[int, int, int]:
-    channels, height, width = input_shape(image_size)
+    channels, height, width = archs.input_shape(image_size)
     return (height, width, channels)
 
 
@@ -64,34 +55,37 @@ def basic_block(x, width: int, stride: int):
 
 
 def bottleneck(x, width: int, stride: int):
-    out = width * BOTTLENECK_EXPANSION
+    out = width * archs.BOTTLENECK_EXPANSION
     y = layers.ReLU()(conv_bn(x, width, 1))
     y = layers.ReLU()(conv_bn(y, width, 3, stride))
     return residual(x, conv_bn(y, out, 1), out, stride)
 
 
 def stem(inputs, image_size: int):
-    if not imagenet_stem(image_size):
-        return layers.ReLU()(conv_bn(inputs, RESNET_WIDTHS[0], 3))
-    x = layers.ReLU()(conv_bn(inputs, RESNET_WIDTHS[0], 7, 2))
+    width = archs.RESNET_WIDTHS[0]
+    if not archs.imagenet_stem(image_size):
+        return layers.ReLU()(conv_bn(inputs, width, 3))
+    x = layers.ReLU()(conv_bn(inputs, width, 7, 2))
     # Zero padding before the max pool equals PyTorch's -inf padding: the inputs are >= 0 (ReLU).
     return layers.MaxPooling2D(3, strides=2)(layers.ZeroPadding2D(1)(x))
 
 
-def resnet(name: str, blocks: tuple[int, ...], block, image_size: int) -> keras.Model:
+def resnet(name: str, spec: ResNetSpec, image_size: int) -> keras.Model:
     inputs = keras.Input(input_nhwc(image_size))
     x = stem(inputs, image_size)
-    for index, (count, width) in enumerate(zip(blocks, RESNET_WIDTHS, strict=True)):
-        for i in range(count):
-            x = block(x, width, stage_strides(index) if i == 0 else 1)
+    block = bottleneck if spec.bottleneck else basic_block
+    for width, stride in spec.residual_blocks():
+        x = block(x, width, stride)
     x = layers.GlobalAveragePooling2D()(x)
-    return keras.Model(inputs, logits(x, num_classes(image_size)), name=name)
+    return keras.Model(inputs, logits(x, archs.num_classes(image_size)), name=name)
 
 
 def build_network(name: str, image_size: int = 32) -> keras.Model:
-    if name in TRANSFORMERS:
-        return build_masked_lm(name, TRANSFORMERS[name])
-    shape, classes = input_nhwc(image_size), num_classes(image_size)
+    if name in archs.TRANSFORMERS:
+        return build_masked_lm(name, archs.TRANSFORMERS[name])
+    if name in RESNETS:
+        return resnet(name, RESNETS[name], image_size)
+    shape, classes = input_nhwc(image_size), archs.num_classes(image_size)
     if name == "mlp":
         return keras.Sequential(
             [
@@ -117,10 +111,6 @@ def build_network(name: str, image_size: int = 32) -> keras.Model:
             ],
             name=name,
         )
-    if name == "resnet18":
-        return resnet(name, RESNET18_BLOCKS, basic_block, image_size)
-    if name == "resnet50":
-        return resnet(name, RESNET50_BLOCKS, bottleneck, image_size)
     raise ValueError(f"TensorFlow has no network {name!r}")
 
 

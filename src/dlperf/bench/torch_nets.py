@@ -4,17 +4,8 @@ from __future__ import annotations
 
 from torch import nn
 
-from .archs import (
-    BOTTLENECK_EXPANSION,
-    RESNET18_BLOCKS,
-    RESNET50_BLOCKS,
-    RESNET_WIDTHS,
-    TRANSFORMERS,
-    imagenet_stem,
-    input_shape,
-    num_classes,
-    stage_strides,
-)
+from . import archs
+from .archs import RESNETS, ResNetSpec
 from .torch_bert import MaskedLM
 
 
@@ -48,7 +39,7 @@ def basic_block(inputs: int, width: int, stride: int) -> nn.Module:
 
 
 def bottleneck(inputs: int, width: int, stride: int) -> nn.Module:
-    out = width * BOTTLENECK_EXPANSION
+    out = width * archs.BOTTLENECK_EXPANSION
     body = [
         *conv_bn(inputs, width, 1),
         nn.ReLU(),
@@ -60,27 +51,31 @@ def bottleneck(inputs: int, width: int, stride: int) -> nn.Module:
 
 
 def stem(image_size: int) -> list[nn.Module]:
-    if imagenet_stem(image_size):
-        return [*conv_bn(3, RESNET_WIDTHS[0], 7, 2), nn.ReLU(), nn.MaxPool2d(3, 2, 1)]
-    return [*conv_bn(3, RESNET_WIDTHS[0], 3), nn.ReLU()]
+    width = archs.RESNET_WIDTHS[0]
+    if archs.imagenet_stem(image_size):
+        return [*conv_bn(3, width, 7, 2), nn.ReLU(), nn.MaxPool2d(3, 2, 1)]
+    return [*conv_bn(3, width, 3), nn.ReLU()]
 
 
-def resnet(blocks: tuple[int, ...], block, expansion: int, image_size: int) -> nn.Module:
+def resnet(spec: ResNetSpec, image_size: int) -> nn.Module:
     layers: list[nn.Module] = stem(image_size)
-    channels = RESNET_WIDTHS[0]
-    for index, (count, width) in enumerate(zip(blocks, RESNET_WIDTHS, strict=True)):
-        for i in range(count):
-            layers.append(block(channels, width, stage_strides(index) if i == 0 else 1))
-            channels = width * expansion
-    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(channels, num_classes(image_size))]
+    channels = archs.RESNET_WIDTHS[0]
+    block = bottleneck if spec.bottleneck else basic_block
+    for width, stride in spec.residual_blocks():
+        layers.append(block(channels, width, stride))
+        channels = width * spec.expansion
+    classes = archs.num_classes(image_size)
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(channels, classes)]
     return nn.Sequential(*layers)
 
 
 def build_network(name: str, image_size: int = 32) -> nn.Module:
-    if name in TRANSFORMERS:
-        return MaskedLM(TRANSFORMERS[name])
-    channels, height, width = input_shape(image_size)
-    classes = num_classes(image_size)
+    if name in archs.TRANSFORMERS:
+        return MaskedLM(archs.TRANSFORMERS[name])
+    if name in RESNETS:
+        return resnet(RESNETS[name], image_size)
+    channels, height, width = archs.input_shape(image_size)
+    classes = archs.num_classes(image_size)
     if name == "mlp":
         return nn.Sequential(
             nn.Flatten(),
@@ -103,10 +98,6 @@ def build_network(name: str, image_size: int = 32) -> nn.Module:
             nn.ReLU(),
             nn.Linear(256, classes),
         )
-    if name == "resnet18":
-        return resnet(RESNET18_BLOCKS, basic_block, 1, image_size)
-    if name == "resnet50":
-        return resnet(RESNET50_BLOCKS, bottleneck, BOTTLENECK_EXPANSION, image_size)
     raise ValueError(f"PyTorch has no network {name!r}")
 
 

@@ -1,4 +1,8 @@
-"""Performance models behind one interface, and the registry that names them."""
+"""Performance models behind one interface, and the registry that names them.
+
+``MODELS`` is the one list of models: the config schema's ``models`` section names the same
+(a test holds them equal; the schema stays plain YAML, read by the Snakefile without importing
+the models). The models fitted by default are the schema's default ``models`` section."""
 
 from __future__ import annotations
 
@@ -33,8 +37,6 @@ MODELS: dict[str, type[PerformanceModel]] = {
         GenericAcrossNetworks,
     )
 }
-# Fitted by default: the generic model, the five baselines and the reference fit it must beat.
-DEFAULT_MODELS = ["generic", "usl", "ernest", "extrap", "linreg_sfs", "castello", "loglin"]
 
 
 def make_model(
@@ -47,13 +49,16 @@ def make_model(
         raise ValueError(
             f"unknown performance model {name!r}; choose from {', '.join(MODELS)}"
         ) from None
+    params = dict(settings or {})
+    if seed is not None:
+        params["seed"] = seed
     try:
-        params = dict(settings or {})
-        if seed is not None:
-            params["seed"] = seed
-        return cls(**params)
+        model = cls(**params)
     except TypeError as exc:
         raise ValueError(f"bad settings for performance model {name!r}: {exc}") from None
+    # A value the model cannot use is refused here, before any fit (as the constructor did).
+    model.check_params()
+    return model
 
 
 def model_from_dict(data: dict) -> PerformanceModel:
@@ -62,7 +67,6 @@ def model_from_dict(data: dict) -> PerformanceModel:
 
 __all__ = [
     "Capabilities",
-    "DEFAULT_MODELS",
     "FEATURES",
     "MODELS",
     "TARGET",

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import InsufficientData, make_model
+from . import InsufficientData, ModelUnavailable, make_model
 from .base import TARGET
 
 METHOD = (
@@ -73,7 +73,7 @@ def backtest(points: pd.DataFrame, models: dict[str, dict], seed: int) -> dict:
         for name, settings in models.items():
             try:
                 model = make_model(name, settings or {}, seed).fit(train)
-            except InsufficientData as exc:
+            except (InsufficientData, ModelUnavailable) as exc:
                 skipped[name].append(f"procs<={cutoff}: {exc}")
                 continue
             errors = _held_out_errors(model, train, test)

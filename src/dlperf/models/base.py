@@ -19,8 +19,9 @@ class InsufficientData(ValueError):
     """The data cannot support this model (too few points or levels)."""
 
 
-class ModelUnavailable(InsufficientData):
-    """The model's software cannot run here (e.g. an optional package is not installed)."""
+class ModelUnavailable(ValueError):
+    """The model's software cannot run here (an optional package is not installed): not a
+    matter of data, so it is never reported as "not enough data"; the message names the fix."""
 
 
 def iterations(frame: pd.DataFrame) -> np.ndarray:
@@ -96,10 +97,19 @@ class PerformanceModel(ABC):
     min_points: ClassVar[int] = 2
     capabilities: ClassVar[Capabilities] = Capabilities()
 
+    def __init__(self, seed: int = 0) -> None:
+        """A model whose only parameter is its seed (most baselines) inherits this."""
+        self.seed = seed
+
     @classmethod
     def _param_names(cls) -> list[str]:
         signature = inspect.signature(cls.__init__)
         return [p.name for p in signature.parameters.values() if p.name != "self"]
+
+    def check_params(self) -> None:
+        """Raise ValueError naming a parameter this model cannot use (``make_model`` asks before
+        any fit, ``fit`` again); by default every value is accepted."""
+        return None
 
     def get_params(self) -> dict:
         """The constructor's parameters as this model holds them (read by name, as scikit-learn)."""
@@ -136,6 +146,20 @@ class PerformanceModel(ABC):
 
     def formula(self) -> str:
         return self.description
+
+    def _entry(self, **fitted) -> dict:
+        """The artifact entry's frame: name, formula, the fitted ``fitted`` and the settings."""
+        return {
+            "model": self.name,
+            "formula": self.formula(),
+            **fitted,
+            "settings": self.get_params(),
+        }
+
+    @classmethod
+    def _unfitted(cls, data: dict) -> PerformanceModel:
+        """The model an artifact entry was fitted as, before its fitted attributes are set."""
+        return cls(**data.get("settings", {}))
 
 
 def capabilities_of(model: PerformanceModel | type[PerformanceModel]) -> Capabilities:

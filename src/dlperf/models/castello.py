@@ -57,9 +57,6 @@ class CastelloModel(PerformanceModel):
         per_iteration=True,
     )
 
-    def __init__(self, seed: int = 0) -> None:
-        self.seed = seed
-
     def _feature(self, frame: pd.DataFrame, name: str, fitted: float | None) -> np.ndarray:
         if fitted is None:
             return np.ones(len(frame))
@@ -102,31 +99,28 @@ class CastelloModel(PerformanceModel):
         return iterations(frame) * (self._design(frame) @ coef)
 
     def to_dict(self) -> dict:
-        return {
-            "model": self.name,
-            "formula": self.description,
+        return self._entry(
             # The network's F and W when the table had them (null: absorbed in the constants).
-            "flops_per_sample": self.flops_,
-            "param_count": self.params_,
-            "constants": {
+            flops_per_sample=self.flops_,
+            param_count=self.params_,
+            constants={
                 "inv_flop_rate": self.inv_rate_,
                 "inv_bandwidth": self.inv_bandwidth_,
                 "latency_s": self.latency_,
             },
             # Readable hardware numbers (per unit F/W when the table had none); the FLOP rate
             # counts training FLOPs (3F per sample).
-            "hardware": {
+            hardware={
                 "flop_rate": 1.0 / self.inv_rate_ if self.inv_rate_ > 0 else None,
                 "bandwidth_bytes_per_s": (
                     1.0 / self.inv_bandwidth_ if self.inv_bandwidth_ > 0 else None
                 ),
             },
-            "settings": self.get_params(),
-        }
+        )
 
     @classmethod
     def from_dict(cls, data: dict) -> CastelloModel:
-        model = cls(**data.get("settings", {}))
+        model = cls._unfitted(data)
         c = data["constants"]
         model.inv_rate_, model.inv_bandwidth_ = float(c["inv_flop_rate"]), float(c["inv_bandwidth"])
         model.latency_ = float(c["latency_s"])

@@ -15,7 +15,8 @@ from scipy.optimize import nnls
 
 from .base import Capabilities, InsufficientData, PerformanceModel, positive_target
 
-FEATURES = ("1", "d/p", "log2(p)", "p")
+# The regressors of its linear model, in the order of its constants (not configuration features).
+REGRESSORS = ("1", "d/p", "log2(p)", "p")
 
 
 def _design(frame: pd.DataFrame) -> np.ndarray:
@@ -31,9 +32,6 @@ class ErnestModel(PerformanceModel):
     # Its features are d/p, log p and p: no batch-size or node-count trend.
     capabilities = Capabilities(extrapolates_in=frozenset({"procs", "data_size"}))
 
-    def __init__(self, seed: int = 0) -> None:
-        self.seed = seed
-
     def fit(self, frame: pd.DataFrame) -> ErnestModel:
         self.check_enough(frame)
         target = positive_target(frame, self.name)
@@ -47,15 +45,10 @@ class ErnestModel(PerformanceModel):
         return _design(frame) @ self.theta_
 
     def to_dict(self) -> dict:
-        return {
-            "model": self.name,
-            "formula": self.description,
-            "constants": dict(zip(FEATURES, map(float, self.theta_), strict=True)),
-            "settings": self.get_params(),
-        }
+        return self._entry(constants=dict(zip(REGRESSORS, map(float, self.theta_), strict=True)))
 
     @classmethod
     def from_dict(cls, data: dict) -> ErnestModel:
-        model = cls(**data.get("settings", {}))
-        model.theta_ = np.array([float(data["constants"][k]) for k in FEATURES])
+        model = cls._unfitted(data)
+        model.theta_ = np.array([float(data["constants"][k]) for k in REGRESSORS])
         return model

@@ -125,9 +125,6 @@ class ExtraPModel(PerformanceModel):
         extrapolates_in=frozenset({"procs", "batch_size", "data_size"}), per_iteration=True
     )
 
-    def __init__(self, seed: int = 0) -> None:
-        self.seed = seed
-
     def fit(self, frame: pd.DataFrame) -> ExtraPModel:
         self.check_enough(frame)
         xp = _extrap()
@@ -184,16 +181,11 @@ class ExtraPModel(PerformanceModel):
         )
 
     def to_dict(self) -> dict:
-        return {
-            "model": self.name,
-            "formula": self.formula(),
-            "functions": [{"nodes": n, **f} for n, f in self.functions_.items()],
-            "settings": self.get_params(),
-        }
+        return self._entry(functions=[{"nodes": n, **f} for n, f in self.functions_.items()])
 
     @classmethod
     def from_dict(cls, data: dict) -> ExtraPModel:
-        model = cls(**data.get("settings", {}))
+        model = cls._unfitted(data)
         model.functions_ = {
             int(f["nodes"]): {
                 "parameters": list(f["parameters"]),

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import differential_evolution
 
-from .full_search import FullSearch
+from .full_search import FullSearch, SearchBudget
 from .identify import Identification, identify
 from .projection import ConstantsForExponent
 from .terms import OVERLAP, TERMS, TermColumns, overlap_seconds
@@ -43,13 +43,9 @@ class Solution:
 
 
 @dataclass(frozen=True)
-class ExponentSearch:
+class ExponentSearch(SearchBudget):
     """Differential evolution over the exponent, with its budget."""
 
-    bounds: tuple[float, float]
-    popsize: int
-    maxiter: int
-    tol: float
     # Search every constant by differential evolution (full_search.py) instead of solving them.
     full: bool = False
 
@@ -66,7 +62,7 @@ class ExponentSearch:
         ``warm_exponent`` seeds the population around a known solution for quick refits."""
         if not exponent_fitted:
             return projection.constants(1.0), 1.0
-        popsize = max(5, self.popsize // 2) if cheap else self.popsize
+        popsize = self.members(cheap)
         init: str | Array = "latinhypercube"
         if warm_exponent is not None:
             init = self._population(warm_exponent, popsize, seed)
@@ -74,11 +70,9 @@ class ExponentSearch:
             projection.cost,
             [self.bounds],
             seed=seed,
-            # Inner-CV and bootstrap refits start near a solution and only rank lambdas or
-            # spread the constants: fewer members and generations and no polish keep them cheap.
             popsize=popsize,
             maxiter=self._generations(cheap, warm_exponent is not None),
-            tol=self.tol * 100 if cheap else self.tol,
+            tol=self.tolerance(cheap),
             init=init,
             polish=not cheap,
             vectorized=True,
@@ -88,9 +82,9 @@ class ExponentSearch:
         return projection.constants(exponent), exponent
 
     def _generations(self, cheap: bool, warm: bool) -> int:
-        if cheap:
-            return max(20, self.maxiter // 8)
-        return max(40, self.maxiter // 4) if warm else self.maxiter
+        if warm and not cheap:
+            return max(40, self.maxiter // 4)
+        return self.generations(cheap)
 
     def _population(self, exponent: float, members: int, seed: int) -> Array:
         """Members scattered (x e^N(0, 0.1)) around the warm exponent, inside its bounds."""

@@ -74,13 +74,29 @@ class RelativeCost:
 
 
 @dataclass(frozen=True)
-class FullSearch:
-    """Differential evolution over all scaled constants (and the exponent when it is fitted)."""
+class SearchBudget:
+    """The exponent's bounds and differential evolution's budget. Inner-CV and bootstrap refits
+    (``cheap``) start near a solution and only rank lambdas or spread the constants: half the
+    members, an eighth of the generations, a looser tolerance and no polish keep them cheap."""
 
     bounds: tuple[float, float]
     popsize: int
     maxiter: int
     tol: float
+
+    def members(self, cheap: bool) -> int:
+        return max(5, self.popsize // 2) if cheap else self.popsize
+
+    def generations(self, cheap: bool) -> int:
+        return max(20, self.maxiter // 8) if cheap else self.maxiter
+
+    def tolerance(self, cheap: bool) -> float:
+        return self.tol * 100 if cheap else self.tol
+
+
+@dataclass(frozen=True)
+class FullSearch(SearchBudget):
+    """Differential evolution over all scaled constants (and the exponent when it is fitted)."""
 
     def solve(
         self,
@@ -107,7 +123,7 @@ class FullSearch:
             values = cost(x2[: len(names)], exponent)
             return values if x.ndim == 2 else float(values[0])
 
-        popsize = max(5, self.popsize // 2) if cheap else self.popsize
+        popsize = self.members(cheap)
         members = popsize * len(limits)
         rng = np.random.default_rng(seed)
         start = warm_exponent if warm_exponent is not None else 1.0
@@ -122,8 +138,8 @@ class FullSearch:
             limits,
             seed=seed,
             popsize=popsize,
-            maxiter=max(20, self.maxiter // 8) if cheap else self.maxiter,
-            tol=self.tol * 100 if cheap else self.tol,
+            maxiter=self.generations(cheap),
+            tol=self.tolerance(cheap),
             init=init,
             polish=not cheap,
             vectorized=True,

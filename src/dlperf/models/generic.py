@@ -24,6 +24,7 @@ breakdown (``term_seconds``) and artifact entry.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -36,7 +37,7 @@ from .terms import DEFAULT_TERMS, TERMS, TermColumns, formula_text, intrinsic_va
 
 Array = np.ndarray
 
-DEFAULT_LAMBDAS = [0.0, 1e-4, 1e-3, 1e-2]
+DEFAULT_LAMBDAS = (0.0, 1e-4, 1e-3, 1e-2)
 # The exponent searched with exact constants, or every constant by differential evolution.
 SEARCHES = ("projection", "full_de")
 
@@ -53,36 +54,43 @@ class GenericModel(PerformanceModel):
 
     def __init__(
         self,
-        terms: list[str] | None = None,
-        lambdas: list[float] | None = None,
+        terms: Sequence[str] = DEFAULT_TERMS,
+        lambdas: Sequence[float] = DEFAULT_LAMBDAS,
         inner_folds: int = 3,
-        exponent_bounds: tuple[float, float] = (0.3, 1.5),
+        exponent_bounds: Sequence[float] = (0.3, 1.5),
         popsize: int = 12,
         maxiter: int = 200,
         tol: float = 1e-7,
         search: str = "projection",
         seed: int = 0,
     ) -> None:
-        self.terms = list(terms) if terms is not None else list(DEFAULT_TERMS)
+        self.terms = terms
+        self.lambdas = lambdas
+        self.inner_folds = inner_folds
+        self.exponent_bounds = exponent_bounds
+        self.popsize = popsize
+        self.maxiter = maxiter
+        self.tol = tol
+        self.search = search
+        self.seed = seed
+
+    def check_params(self) -> None:
         unknown = [t for t in self.terms if t not in TERMS]
         if unknown:
             raise ValueError(
                 f"unknown generic-model term(s) {unknown}; choose from {', '.join(TERMS)}"
             )
-        if not self.terms:
+        if not list(self.terms):
             raise ValueError("the generic model needs at least one term; list some under terms:")
-        self.lambdas = list(lambdas) if lambdas is not None else list(DEFAULT_LAMBDAS)
-        self.inner_folds = int(inner_folds)
-        self.exponent_bounds = (float(exponent_bounds[0]), float(exponent_bounds[1]))
-        self.popsize = int(popsize)
-        self.maxiter = int(maxiter)
-        self.tol = float(tol)
-        if search not in SEARCHES:
+        if self.search not in SEARCHES:
             raise ValueError(
-                f"unknown generic-model search {search!r}; choose from {', '.join(SEARCHES)}"
+                f"unknown generic-model search {self.search!r}; choose from {', '.join(SEARCHES)}"
             )
-        self.search = search
-        self.seed = int(seed)
+
+    @property
+    def _bounds(self) -> tuple[float, float]:
+        """The exponent's bounds as numbers (the parameter is kept as given)."""
+        return (float(self.exponent_bounds[0]), float(self.exponent_bounds[1]))
 
     def refit_params(self) -> dict:
         """Refits keep the penalty weight this fit chose (no inner cross-validation)."""
@@ -90,7 +98,11 @@ class GenericModel(PerformanceModel):
 
     def _search(self) -> ExponentSearch:
         return ExponentSearch(
-            self.exponent_bounds, self.popsize, self.maxiter, self.tol, self.search == "full_de"
+            self._bounds,
+            int(self.popsize),
+            int(self.maxiter),
+            float(self.tol),
+            self.search == "full_de",
         )
 
     def _columns(self, network_features: dict | None = None) -> TermColumns:
@@ -100,11 +112,12 @@ class GenericModel(PerformanceModel):
     # -- fitting ------------------------------------------------------------------------------
 
     def fit(self, frame: pd.DataFrame) -> GenericModel:
+        self.check_params()
         self.check_enough(frame)
         frame = frame.reset_index(drop=True)
         if (frame[TARGET] <= 0).any():
             raise InsufficientData("epoch times must be positive to fit relative errors")
-        seed = self.seed
+        seed = int(self.seed)
         columns = self._columns(self._networks(frame))
         search = self._search()
         identification = identify(frame, columns, search.bounds)
@@ -120,7 +133,9 @@ class GenericModel(PerformanceModel):
             inner = fit_at_lambda(train, columns, search, lam, seed, cheap=True, warm_exponent=warm)
             return lambda rows: inner.predict(rows, columns)
 
-        lam, inner_cv_mape = choose_lambda(frame, self.lambdas, self.inner_folds, seed, fit_inner)
+        lam, inner_cv_mape = choose_lambda(
+            frame, list(self.lambdas), int(self.inner_folds), seed, fit_inner
+        )
         if lam != weakest:
             solution = fit_at_lambda(
                 frame, columns, search, lam, seed, warm_exponent=warm, identification=identification
@@ -206,19 +221,34 @@ class GenericModel(PerformanceModel):
             "exponent": {
                 "name": "a",
                 "value": self.exponent_,
-                "bounds": list(self.exponent_bounds),
+                "bounds": list(self._bounds),
                 "fitted": found.exponent_fitted,
             },
             "lambda": self.lam_,
             "inner_cv_mape": self.inner_cv_mape_,
             "train_mape": self.train_mape_,
             "network_features": self.network_features_,
-            "settings": {**self.get_params(), "exponent_bounds": list(self.exponent_bounds)},
+            "settings": self._settings(),
+        }
+
+    def _settings(self) -> dict:
+        """The parameters as the artifact has always stored them: lists and numbers."""
+        params = self.get_params()
+        return {
+            **params,
+            "terms": list(self.terms),
+            "lambdas": list(self.lambdas),
+            "inner_folds": int(self.inner_folds),
+            "exponent_bounds": list(self._bounds),
+            "popsize": int(self.popsize),
+            "maxiter": int(self.maxiter),
+            "tol": float(self.tol),
+            "seed": int(self.seed),
         }
 
     @classmethod
     def from_dict(cls, data: dict) -> GenericModel:
-        model = cls(**data["settings"])
+        model = cls._unfitted(data)
         terms = data["terms"]
         model.identification_ = Identification(
             terms=tuple(model.terms),

@@ -134,33 +134,38 @@ class LinregSFSModel(PerformanceModel):
         features: list[str] | None = None,
         seed: int = 0,
     ) -> None:
-        if int(max_features) < 1:
+        self.max_features = max_features
+        self.tol = tol
+        self.cv = cv
+        # A fixed feature list skips the selection (bootstrap refits keep the chosen one).
+        self.features = features
+        self.seed = seed
+
+    def check_params(self) -> None:
+        if int(self.max_features) < 1:
             raise ValueError(
-                f"linreg_sfs: max_features must be at least 1, got {max_features}; "
+                f"linreg_sfs: max_features must be at least 1, got {self.max_features}; "
                 "set models: linreg_sfs: max_features: to 1 or more"
             )
-        self.max_features = int(max_features)
-        self.tol = float(tol)
-        self.cv = int(cv)
-        # A fixed feature list skips the selection (bootstrap refits keep the chosen one).
-        self.features = list(features) if features is not None else None
-        known = set(CANDIDATES)
-        if self.features is not None and (not self.features or set(self.features) - known):
+        chosen = self.features
+        if chosen is not None and (not list(chosen) or set(chosen) - set(CANDIDATES)):
             raise ValueError(
                 f"linreg_sfs: features must be a non-empty list of {', '.join(CANDIDATES)}; "
-                f"got {self.features}"
+                f"got {list(chosen)}"
             )
-        self.seed = seed
 
     def refit_params(self) -> dict:
         """Refits keep the features this fit selected, in their order."""
         return {**self.get_params(), "features": list(self.selected_)}
 
     def fit(self, frame: pd.DataFrame) -> LinregSFSModel:
+        self.check_params()
         self.check_enough(frame)
         target = positive_target(frame, self.name)
         features = expanded_features(frame)
-        chosen = self._select(frame, target, features) if self.features is None else self.features
+        chosen = (
+            self._select(frame, target, features) if self.features is None else list(self.features)
+        )
         regression = LinearRegression().fit(features[chosen].to_numpy(float), target)
         self.selected_ = list(chosen)
         self.coef_ = [float(c) for c in regression.coef_]
@@ -180,11 +185,11 @@ class LinregSFSModel(PerformanceModel):
                 "linreg_sfs selects features by cross-validation over configurations "
                 "(nodes, procs, batch_size) and these points hold only one; measure another"
             )
-        splits = grouped_kfold(frame, self.cv, self.seed)
+        splits = grouped_kfold(frame, int(self.cv), self.seed)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             order = forward_select(
-                features.to_numpy(float), target, splits, self.tol, self.max_features
+                features.to_numpy(float), target, splits, float(self.tol), int(self.max_features)
             )
         return [str(features.columns[i]) for i in order]
 
@@ -198,17 +203,17 @@ class LinregSFSModel(PerformanceModel):
             + [f"{c:.6g}*{f}" for f, c in zip(self.selected_, self.coef_, strict=True)]
         )
         return {
-            "model": self.name,
+            **self._entry(
+                selected_features=self.selected_,
+                coefficients=dict(zip(self.selected_, self.coef_, strict=True)),
+                intercept=self.intercept_,
+            ),
             "formula": "T = " + formula,
-            "selected_features": self.selected_,
-            "coefficients": dict(zip(self.selected_, self.coef_, strict=True)),
-            "intercept": self.intercept_,
-            "settings": self.get_params(),
         }
 
     @classmethod
     def from_dict(cls, data: dict) -> LinregSFSModel:
-        model = cls(**data["settings"])
+        model = cls._unfitted(data)
         model.selected_ = list(data["selected_features"])
         model.coef_ = [float(data["coefficients"][f]) for f in model.selected_]
         model.intercept_ = float(data["intercept"])

@@ -67,9 +67,6 @@ class LogLinearModel(PerformanceModel):
         extrapolates_in=frozenset({"procs", "batch_size", "data_size"}), per_iteration=True
     )
 
-    def __init__(self, seed: int = 0) -> None:
-        self.seed = seed
-
     def fit(self, frame: pd.DataFrame) -> LogLinearModel:
         self.check_enough(frame)
         positive_target(frame, self.name)
@@ -99,22 +96,17 @@ class LogLinearModel(PerformanceModel):
         return iterations(frame) * t_iter
 
     def to_dict(self) -> dict:
-        return {
-            "model": self.name,
-            "formula": self.description,
-            "settings": self.get_params(),
-            "procs_lines": [
+        return self._entry(
+            procs_lines=[
                 {"batch_size": b, "a": a, "c": c} for b, (a, c) in self.procs_lines_.items()
             ],
-            "batch_lines": [
-                {"procs": p, "a": a, "c": c} for p, (a, c) in self.batch_lines_.items()
-            ],
-            "pooled": dict(zip(("a", "c_procs", "c_batch"), self.pooled_, strict=True)),
-        }
+            batch_lines=[{"procs": p, "a": a, "c": c} for p, (a, c) in self.batch_lines_.items()],
+            pooled=dict(zip(("a", "c_procs", "c_batch"), self.pooled_, strict=True)),
+        )
 
     @classmethod
     def from_dict(cls, data: dict) -> LogLinearModel:
-        model = cls(**data["settings"])
+        model = cls._unfitted(data)
         model.procs_lines_ = {
             float(line["batch_size"]): (float(line["a"]), float(line["c"]))
             for line in data["procs_lines"]

@@ -13,28 +13,10 @@ from .intervals import DEFAULT_LEVEL, interval, no_interval_reason
 from .terms import with_layout
 
 
-def predict_rows(
-    artifact: dict,
-    network: str,
-    model_name: str,
-    rows: pd.DataFrame,
-    level: float = DEFAULT_LEVEL,
-    seed: int | None = None,
-) -> pd.DataFrame:
-    """Epoch time and throughput for each row (nodes, procs, batch_size, data_size), with the
-    bootstrap prediction interval at ``level`` (lo/hi columns; NaN for a model without refits).
-    A model that predicts a non-positive time at some row is refused there.
-
-    ``seed`` draws the residuals of the interval; by default the artifact's seed, so predict,
-    plan and the report give the same interval at the same row."""
-    out = prediction_table(artifact, network, model_name, rows, level, seed)
-    epoch = out["epoch_time_s"].to_numpy(float)
-    if np.any(~np.isfinite(epoch)) or np.any(epoch <= 0):
-        raise ValueError(
-            f"model {model_name!r} predicts a non-positive epoch time for some rows; it is not "
-            "usable there (try the generic model, or a configuration nearer the measured ones)"
-        )
-    return out
+def predict_rows(*args, **kwargs) -> pd.DataFrame:
+    """:func:`prediction_table` of a usable model only (``usable=True``): ``dlperf predict``,
+    ``plan`` and ``compare`` refuse a model that predicts a non-positive time at some row."""
+    return prediction_table(*args, **kwargs, usable=True)
 
 
 def prediction_table(
@@ -44,15 +26,21 @@ def prediction_table(
     rows: pd.DataFrame,
     level: float = DEFAULT_LEVEL,
     seed: int | None = None,
+    usable: bool = False,
 ) -> pd.DataFrame:
-    """What :func:`predict_rows` gives, without refusing non-positive predictions: the report's
+    """Epoch time and throughput for each row (nodes, procs, batch_size, data_size), with the
+    bootstrap prediction interval at ``level`` (lo/hi columns; NaN for a model without refits).
+
+    ``seed`` draws the residuals of the interval; by default the artifact's seed, so predict,
+    plan and the report give the same interval at the same row. With ``usable``, a model that
+    predicts a non-positive time at some row is refused (ValueError); without, the report's
     curves draw a model where it is usable and leave the rest of the axis empty."""
     if not 0.0 < level < 1.0:
         raise ValueError(f"the interval level must be between 0 and 1, got {level}")
     seed = int(artifact.get("seed", 0)) if seed is None else seed
     if model_name == ANSWER:
         # The answer combines the models' own tables (dlperf.models.answer).
-        return answer_table(
+        out = answer_table(
             artifact,
             network,
             rows,
@@ -60,6 +48,20 @@ def prediction_table(
             seed,
             lambda name, r: prediction_table(artifact, network, name, r, level, seed),
         )
+    else:
+        out = _model_table(artifact, network, model_name, rows, level, seed)
+    epoch = out["epoch_time_s"].to_numpy(float)
+    if usable and (np.any(~np.isfinite(epoch)) or np.any(epoch <= 0)):
+        raise ValueError(
+            f"model {model_name!r} predicts a non-positive epoch time for some rows; it is not "
+            "usable there (try the generic model, or a configuration nearer the measured ones)"
+        )
+    return out
+
+
+def _model_table(
+    artifact: dict, network: str, model_name: str, rows: pd.DataFrame, level: float, seed: int
+) -> pd.DataFrame:
     model = load_model(artifact, network, model_name)
     layout = artifact.get("networks", {}).get(network, {}).get("layout")
     rows = with_layout(rows.reset_index(drop=True), layout)

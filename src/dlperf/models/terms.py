@@ -290,7 +290,7 @@ def overlap_seconds(seconds: Mapping[str, Array], share: float) -> Array:
 # Decided by the ablation (docs/model.md): core_share cut the k-fold error on a quiet default run
 # by 2.5-5x for all three frameworks and is inactive off the CPU (s = 1), so it is a default;
 # overlap, ps_sync and internode_scaling improved no table measured so far and stay optional.
-DEFAULT_TERMS = [
+DEFAULT_TERMS = (
     "fixed",
     "overhead",
     "compute",
@@ -298,7 +298,7 @@ DEFAULT_TERMS = [
     "allreduce_bw",
     "allreduce_lat",
     "internode",
-]
+)
 # Which term keeps its column when two cannot be told apart from the data: the one that
 # explains the time physically (compute before overhead, communication before fixed). Between the
 # communication shapes, log2 p goes first: with two worker counts (p-1)/p, log2 p and p-1 fit the

@@ -47,9 +47,6 @@ class USLModel(PerformanceModel):
         per_iteration=True,
     )
 
-    def __init__(self, seed: int = 0) -> None:
-        self.seed = seed
-
     def fit(self, frame: pd.DataFrame) -> USLModel:
         self.check_enough(frame)
         if levels(frame, "procs") < 2:
@@ -83,17 +80,11 @@ class USLModel(PerformanceModel):
         return iterations(frame) * _iteration_time(params, p, b, accumulation_steps(frame))
 
     def to_dict(self) -> dict:
-        return {
-            "model": self.name,
-            "formula": self.description,
-            "variant": self.variant_,
-            "constants": self.constants_,
-            "settings": self.get_params(),
-        }
+        return self._entry(variant=self.variant_, constants=self.constants_)
 
     @classmethod
     def from_dict(cls, data: dict) -> USLModel:
-        model = cls(**data.get("settings", {}))
+        model = cls._unfitted(data)
         model.constants_ = {k: float(data["constants"][k]) for k in PARAMS}
         model.variant_ = data.get("variant", "usl")
         return model

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from dlperf.folds import configuration_groups
-from dlperf.models import MODELS, InsufficientData, capabilities_of, make_model
+from dlperf.models import MODELS, InsufficientData, ModelUnavailable, capabilities_of, make_model
 from dlperf.models.base import FEATURES, TARGET
 
 from .comparison import VS_BEST_COLUMNS, compare_with_best
@@ -47,8 +47,9 @@ SUMMARY_COLUMNS = [
 # Summary statuses: ok; not_run (the points cannot support the protocol); not_applicable (the
 # model cannot do what the protocol asks); insufficient_data (the data cannot inform: no fold had
 # enough points for the model, or the training set holds a single level of the column the
-# protocol extrapolates in); fit_error (every fold's fit raised an error).
-STATUSES = ("ok", "not_run", "not_applicable", "insufficient_data", "fit_error")
+# protocol extrapolates in); unavailable (the model's package is not installed here);
+# fit_error (every fold's fit raised an error).
+STATUSES = ("ok", "not_run", "not_applicable", "insufficient_data", "unavailable", "fit_error")
 
 
 class _Fits:
@@ -64,7 +65,7 @@ class _Fits:
             try:
                 model = make_model(name, settings, self.seed)
                 self._cache[key] = model.fit(frame.iloc[train])
-            except InsufficientData as exc:
+            except (InsufficientData, ModelUnavailable) as exc:
                 self._cache[key] = exc
             except Exception as exc:  # noqa: BLE001 - one failing fit must not hide the others
                 self._cache[key] = RuntimeError(f"{type(exc).__name__}: {exc}")
@@ -92,6 +93,9 @@ def _run_plan(
     configurations = configuration_groups(frame)
     for number, split in enumerate(split_plan.splits):
         model = fits.get(base["model"], settings, scope, frame, split.train)
+        if isinstance(model, ModelUnavailable):
+            # Not a matter of data: no fold can run, and the reason names the install.
+            return None, {**base, "status": "unavailable", "reason": str(model)}
         if isinstance(model, InsufficientData):
             skipped.append(f"{split.fold}: {model}")
             continue

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dlperf.models import InsufficientData
+from dlperf.models import InsufficientData, make_model
 from dlperf.models.artifact import fit_framework, load_model
 from dlperf.models.fit import ExponentSearch, fit_at_lambda
 from dlperf.models.generic import GenericModel
@@ -72,7 +72,7 @@ def test_terms_are_configurable():
     assert set(model.values_) == {"overhead", "compute"}
     assert formula_text(["overhead", "compute"]) == "T = ceil(d/(p*b)) * (c1 + c2*b^a)"
     with pytest.raises(ValueError, match="unknown generic-model term"):
-        GenericModel(terms=["overhead", "gpu_magic"])
+        make_model("generic", {"terms": ["overhead", "gpu_magic"]})
 
 
 def test_same_seed_same_constants_and_round_trip():

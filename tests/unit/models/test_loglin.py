@@ -8,14 +8,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dlperf.config import schema
 from dlperf.models import (
-    DEFAULT_MODELS,
     MODELS,
     capabilities_of,
     clone,
     make_model,
     model_from_dict,
 )
+
+# The models fitted by default: the config schema's default models section.
+DEFAULT_MODELS = list(schema()["properties"]["models"]["default"])
 
 
 def table(t_iter, procs, batches, data_size=4096):

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dlperf.config import schema
 from dlperf.folds import kfold_indices
 from dlperf.io import dumps_json
 from dlperf.models import (
-    DEFAULT_MODELS,
     MODELS,
     InsufficientData,
     capabilities_of,
@@ -26,6 +26,9 @@ from dlperf.models.artifact import fit_framework, fit_one
 from dlperf.models.generic import GenericModel
 from dlperf.models.linreg_sfs import CANDIDATES, LinregSFSModel, forward_select
 from dlperf.models.penalty import choose_lambda
+
+# The models fitted by default: the config schema's default models section.
+DEFAULT_MODELS = list(schema()["properties"]["models"]["default"])
 
 TRUE = {
     "fixed": 0.5,
@@ -153,7 +156,10 @@ def test_terms_come_from_configuration():
     added = GenericModel(terms=[*GenericModel().terms, "sync_linear"], seed=0).fit(frame)
     assert "sync_linear" in added.values_ and "c6*(p-1)" in added.formula()
     with pytest.raises(ValueError, match="unknown generic-model term"):
-        GenericModel(terms=["bogus"])
+        # Refused before any fit (make_model), and by fit itself: __init__ only stores.
+        make_model("generic", {"terms": ["bogus"]})
+    with pytest.raises(ValueError, match="unknown generic-model term"):
+        GenericModel(terms=["bogus"]).fit(points())
 
 
 def test_breakdown_shares_sum_to_one_at_every_point():
@@ -368,7 +374,7 @@ def test_linreg_sfs_refits_keep_the_selected_features():
     refit = clone(model, **model.refit_params()).fit(frame.sample(frac=0.7, random_state=1))
     assert refit.selected_ == model.selected_
     with pytest.raises(ValueError, match="features must be"):
-        LinregSFSModel(features=["bogus"])
+        LinregSFSModel(features=["bogus"]).fit(points())
 
 
 # -- castello and extrap ------------------------------------------------------------------------

@@ -11,15 +11,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dlperf.config import schema
 from dlperf.folds import configuration_groups
 from dlperf.io import SCHEMA_VERSION
-from dlperf.models import DEFAULT_MODELS, MODELS, make_model, model_from_dict
+from dlperf.models import MODELS, make_model, model_from_dict
 from dlperf.models.artifact import fit_framework
 from dlperf.models.artifact_check import ArtifactError, check_artifact
 from dlperf.models.intervals import bootstrap_interval, resample_configurations
 from dlperf.models.planning import cost_unit, plan
 from dlperf.models.prediction import extrapolation_warnings, predict_rows
 from dlperf.report.curves import model_curve
+
+# The models fitted by default: the config schema's default models section.
+DEFAULT_MODELS = list(schema()["properties"]["models"]["default"])
 
 
 def timings(device: str = "cpu", seed: int = 0, nodes=(1,), procs=(1, 2, 4)) -> pd.DataFrame:
