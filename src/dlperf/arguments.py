@@ -8,6 +8,7 @@ the value given and what it must be -- never a traceback or a warning from NumPy
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from collections.abc import Callable, Sequence
 
@@ -127,18 +128,6 @@ def check_layouts(nodes: Sequence[int], procs: Sequence[int]) -> None:
             )
 
 
-def check_known(kind: str, given: Sequence[str], known: Sequence[str], where: str) -> None:
-    """ValueError naming every ``given`` name that is not ``known``, and the known ones."""
-    unknown = [name for name in given if name not in known]
-    if unknown:
-        listed = ", ".join(repr(name) for name in unknown)
-        holds = ", ".join(known) if known else "none"
-        raise ValueError(
-            f"unknown {kind} {listed}; known {kind}s ({where}): {holds}. "
-            f"Choose one of those with --{kind}"
-        )
-
-
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     """`dlperf bench`'s options for what one sample is and how it is trained (the config keys
     image_size, seq_len, precision and accumulation_steps)."""
@@ -160,3 +149,73 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
         default=1,
         help="micro-batches (of --batch-size each) per optimizer step",
     )
+
+
+# Options several commands share, as parent parsers (``add_parser(..., parents=[...])``).
+
+
+def config_options(config_help: str) -> argparse.ArgumentParser:
+    """``--config FILE`` / ``--config-json JSON``: the workflow configuration a command runs
+    with; read it with :func:`config_of`."""
+    parent = Parser(add_help=False)
+    parent.add_argument("--config", help=config_help)
+    parent.add_argument("--config-json", help="config sections as JSON (what the workflow passes)")
+    return parent
+
+
+def config_of(args: argparse.Namespace) -> dict:
+    """The workflow configuration a command runs with: the --config file, or the sections the
+    workflow passes inline (--config-json); schema defaults fill the rest."""
+    from dlperf import config as cfg
+
+    if args.config:
+        return cfg.load(args.config)
+    try:
+        sections = json.loads(args.config_json) if args.config_json else {}
+    except json.JSONDecodeError as exc:
+        raise cfg.ConfigError(
+            f"--config-json is not valid JSON ({exc}); pass a JSON object"
+        ) from None
+    if not isinstance(sections, dict):
+        raise cfg.ConfigError(
+            '--config-json must be a JSON object of config sections, e.g. {"seed": 1}'
+        )
+    return cfg.validated(cfg.with_minimal_sweep(sections))
+
+
+def timings_input() -> argparse.ArgumentParser:
+    """``--timings``: the measured points a command reads, ours and external ones."""
+    parent = Parser(add_help=False)
+    parent.add_argument(
+        "--timings",
+        required=True,
+        nargs="+",
+        help="results/timings.csv and/or external timings CSVs (docs/external-timings.md)",
+    )
+    return parent
+
+
+def seed_option() -> argparse.ArgumentParser:
+    """``--seed``, whose default is the configuration's seed."""
+    parent = Parser(add_help=False)
+    parent.add_argument("--seed", type=SEED, help="default: the config's seed")
+    return parent
+
+
+def results_option() -> argparse.ArgumentParser:
+    """``--results``: a study's results directory."""
+    parent = Parser(add_help=False)
+    parent.add_argument(
+        "--results", default="results", help="the results directory (default: results)"
+    )
+    return parent
+
+
+def artifact_options(model_name_help: str) -> argparse.ArgumentParser:
+    """The model artifact a prediction reads, the model and network in it, the interval level."""
+    parent = Parser(add_help=False)
+    parent.add_argument("--model", required=True, help="model artifact (results/models/<fw>.json)")
+    parent.add_argument("--model-name", default="answer", help=model_name_help)
+    parent.add_argument("--network", help="needed when the artifact covers several networks")
+    parent.add_argument("--level", type=LEVEL, default=0.9, help="prediction-interval level (0.9)")
+    return parent
