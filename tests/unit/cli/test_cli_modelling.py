@@ -21,49 +21,22 @@ def test_fit_writes_all_six_models(workdir):
     assert all(m["status"] in ("ok", "unavailable") for m in models.values())
 
 
+def on_workdir(command: str, workdir, *options: str) -> list[str]:
+    """`dlperf COMMAND` on the workdir's timings, for pytorch, with its config."""
+    timings = ["--timings", str(workdir / "ext.csv"), "--framework", "pytorch"]
+    return [command, *timings, "--config", str(workdir / "config.yaml"), *options]
+
+
 def test_fit_is_byte_identical_when_repeated(workdir):
     again = workdir / "again.json"
-    assert (
-        main(
-            [
-                "fit",
-                "--timings",
-                str(workdir / "ext.csv"),
-                "--framework",
-                "pytorch",
-                "--config",
-                str(workdir / "config.yaml"),
-                "--out",
-                str(again),
-            ]
-        )
-        == 0
-    )
+    assert main(on_workdir("fit", workdir, "--out", str(again))) == 0
     assert again.read_bytes() == (workdir / "pytorch.json").read_bytes()
 
 
 def test_validate_puts_the_generic_model_beside_every_baseline(workdir):
     out = workdir / "validation"
-    assert (
-        main(
-            [
-                "validate",
-                "--timings",
-                str(workdir / "ext.csv"),
-                "--framework",
-                "pytorch",
-                "--config",
-                str(workdir / "config.yaml"),
-                "--protocol",
-                "extrapolation_procs",
-                "--train-max-procs",
-                "4",
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
+    options = ["--protocol", "extrapolation_procs", "--train-max-procs", "4", "--out", str(out)]
+    assert main(on_workdir("validate", workdir, *options)) == 0
     summary = pd.read_csv(out / "summary.csv")
     assert set(summary["model"]) == {"generic", "usl", "ernest", "extrap", "linreg_sfs", "castello"}
     generic = summary.set_index("model").loc["generic"]

@@ -198,46 +198,14 @@ def test_predict_gives_time_throughput_and_an_interval(workdir, capsys):
 def test_predict_reads_only_the_artifact(workdir, tmp_path, capsys):
     moved = tmp_path / "only.json"
     moved.write_bytes((workdir / "pytorch.json").read_bytes())
-    assert (
-        main(
-            [
-                "predict",
-                "--model",
-                str(moved),
-                "--model-name",
-                "castello",
-                "--procs",
-                "4",
-                "--batch-size",
-                "16",
-                "--data-size",
-                "512",
-            ]
-        )
-        == 0
-    )
+    options = "--model-name castello --procs 4 --batch-size 16 --data-size 512".split()
+    assert main(["predict", "--model", str(moved), *options]) == 0
     assert "castello" in capsys.readouterr().out
 
 
 def test_predict_explains_a_missing_model(workdir, capsys):
-    assert (
-        main(
-            [
-                "predict",
-                "--model",
-                str(workdir / "pytorch.json"),
-                "--model-name",
-                "nope",
-                "--procs",
-                "2",
-                "--batch-size",
-                "32",
-                "--data-size",
-                "100",
-            ]
-        )
-        == 2
-    )
+    options = "--model-name nope --procs 2 --batch-size 32 --data-size 100".split()
+    assert main(["predict", "--model", str(workdir / "pytorch.json"), *options]) == 2
     assert "has no model 'nope'" in capsys.readouterr().err
 
 
