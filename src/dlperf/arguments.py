@@ -12,6 +12,7 @@ import json
 import math
 from collections.abc import Callable, Sequence
 
+from dlperf.errors import UsageError
 from dlperf.limits import MAX_BATCH, MAX_COUNT, MAX_FLOPS, MAX_PARAMS, MAX_SAMPLES
 
 MAX_SEED = 2**32 - 1  # NumPy's seeds
@@ -122,7 +123,7 @@ def check_layouts(nodes: Sequence[int], procs: Sequence[int]) -> None:
         p = procs[0] if len(procs) == 1 else procs[row] if row < len(procs) else None
         if n is not None and p is not None and p % n:
             where = f" (row {row + 1})" if rows > 1 else ""
-            raise ValueError(
+            raise UsageError(
                 f"--procs {p} is not a multiple of --nodes {n}{where}: every node runs the same "
                 "number of workers; give a worker count that the node count divides"
             )

@@ -224,10 +224,11 @@ def compare_studies(studies: Sequence[PathLike], settings, output_format: str) -
     from dlperf.compare import compare
     from dlperf.compare_history import history
     from dlperf.compare_render import render, render_history
+    from dlperf.errors import UsageError
     from dlperf.study_files import load_study
 
     if len(studies) < 2:
-        raise ValueError(
+        raise UsageError(
             f"compare needs two or more studies (oldest first), got {len(studies)}; "
             "name a baseline and a candidate"
         )

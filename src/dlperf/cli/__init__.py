@@ -46,9 +46,11 @@ COMMANDS = (
     studies.add_compare,
 )
 
-#: What a user's input can cause: the project's own errors (``ConfigError``, ``ArchiveError``,
-#: ``ArtifactError``, ``UnknownName``, ... all derive from ValueError), the ValueErrors its
-#: checks raise, and a file that is not there. Anything else is a bug and shows its traceback.
+#: What a user's input can cause: the project's own errors (``UsageError``, ``UnknownName``,
+#: ``ConfigError``, ``ArchiveError``, ``ArtifactError``, ...), and a file that is not there.
+#: They all derive from ValueError, which the library's checks outside the CLI still raise
+#: plainly, so ValueError stands for them. Anything else (KeyError, TypeError, ...) is a bug
+#: and shows its traceback.
 USER_ERRORS = (ValueError, FileNotFoundError)
 
 

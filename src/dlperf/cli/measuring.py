@@ -9,6 +9,7 @@ from pathlib import Path
 
 from dlperf import arguments as arg
 from dlperf.bench.spec import FRAMEWORKS, NETWORKS
+from dlperf.errors import UsageError
 
 
 def add_env(sub) -> None:
@@ -39,7 +40,7 @@ def run_env(args: argparse.Namespace) -> int:
     elif args.requirements:
         info = build_and_describe(args.framework, Path(args.requirements), root, Path(args.out))
     else:
-        raise ValueError(
+        raise UsageError(
             "give the environment: --requirements FILE, --python PATH or --container IMAGE"
         )
     print(f"{args.framework}: {info['python']} ({len(info['packages'])} packages) -> {args.out}")

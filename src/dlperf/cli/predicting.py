@@ -8,6 +8,7 @@ import json
 
 from dlperf import arguments as arg
 from dlperf.cli.output import warn
+from dlperf.errors import UsageError
 
 
 def _network(artifact: dict, requested: str | None) -> str:
@@ -16,7 +17,7 @@ def _network(artifact: dict, requested: str | None) -> str:
         return requested
     if len(networks) == 1:
         return networks[0]
-    raise ValueError(
+    raise UsageError(
         f"the artifact covers several networks ({', '.join(networks)}); choose one with --network"
     )
 
@@ -70,7 +71,7 @@ def _rows(args: argparse.Namespace):
     n_rows = max(len(v) for v in given.values())
     uneven = [f"--{k.replace('_', '-')}" for k, v in given.items() if len(v) not in (1, n_rows)]
     if uneven:
-        raise ValueError(f"{', '.join(uneven)} must have one value or {n_rows} (one per row)")
+        raise UsageError(f"{', '.join(uneven)} must have one value or {n_rows} (one per row)")
     rows = pd.DataFrame({k: v * n_rows if len(v) == 1 else v for k, v in given.items()})
     if args.param_count:
         rows["param_count"] = args.param_count
@@ -153,7 +154,7 @@ def _work(args: argparse.Namespace) -> tuple[int, float]:
         return data_size, args.samples / data_size
     if args.data_size is not None:
         return args.data_size, args.epochs
-    raise ValueError("give the work to do: --data-size D [--epochs E] or --samples N")
+    raise UsageError("give the work to do: --data-size D [--epochs E] or --samples N")
 
 
 PLAN_COLUMNS = ["nodes", "procs", "epoch_time_s", "epoch_time_lo_s", "epoch_time_hi_s"]
