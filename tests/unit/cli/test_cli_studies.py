@@ -37,3 +37,16 @@ def test_archive_and_verify_refuse_what_is_not_there(tmp_path):
         "archive",
     )
     assert not (tmp_path / "a.tar.gz").exists()
+
+
+def test_compare_names_a_json_file_that_is_no_model_artifact(tmp_path, record_factory):
+    from dlperf.io import atomic_write_json
+
+    for study in ("A", "B"):
+        atomic_write_json(tmp_path / study / "runs" / "r.json", record_factory())
+    atomic_write_json(tmp_path / "A" / "models" / "notes.json", {"about": "my notes"})
+    assert_refused(
+        ["compare", str(tmp_path / "A"), str(tmp_path / "B")],
+        "notes.json is not a model artifact",
+        "move it out",
+    )
