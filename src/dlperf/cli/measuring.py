@@ -79,30 +79,22 @@ def add_bench(sub) -> None:
     p.set_defaults(func=run_bench)
 
 
+#: The options of `dlperf bench` named as the RunConfig fields they set.
+RUN_OPTIONS = (
+    "framework network device nodes procs batch_size data_size rep warmup_iters "
+    "threads_per_proc dataset seed image_size seq_len precision"
+).split()
+
+
 def run_bench(args: argparse.Namespace) -> int:
     from dlperf.bench.runner import run_benchmark
     from dlperf.bench.spec import RunConfig
     from dlperf.history import keep_previous
 
     arg.check_layouts([args.nodes], [args.procs])
+    named_alike = {name: vars(args)[name] for name in RUN_OPTIONS}
     config = RunConfig(
-        framework=args.framework,
-        network=args.network,
-        device=args.device,
-        nodes=args.nodes,
-        procs=args.procs,
-        batch_size=args.batch_size,
-        data_size=args.data_size,
-        rep=args.rep,
-        warmup_iters=args.warmup_iters,
-        threads_per_proc=args.threads_per_proc,
-        dataset=args.dataset,
-        seed=args.seed,
-        timeout_s=args.timeout,
-        image_size=args.image_size,
-        seq_len=args.seq_len,
-        precision=args.precision,
-        grad_accum_steps=args.accumulation_steps,
+        **named_alike, timeout_s=args.timeout, grad_accum_steps=args.accumulation_steps
     )
     # Measured again (forced, or its configuration changed): the previous record is kept.
     kept = keep_previous(args.out)

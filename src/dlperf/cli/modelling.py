@@ -9,16 +9,15 @@ from pathlib import Path
 from dlperf import arguments as arg
 
 
+def _on_timings(sub, command: str, command_help: str, config_help: str):
+    """The parser of a command that fits on the timings with the config's models and seed."""
+    parents = [arg.timings_input(), arg.config_options(config_help), arg.seed_option()]
+    return sub.add_parser(command, help=command_help, parents=parents)
+
+
 def add_fit(sub) -> None:
-    p = sub.add_parser(
-        "fit",
-        help="fit the performance models of one framework",
-        parents=[
-            arg.timings_input(),
-            arg.config_options("workflow config (models section); default settings otherwise"),
-            arg.seed_option(),
-        ],
-    )
+    config_help = "workflow config (models section); default settings otherwise"
+    p = _on_timings(sub, "fit", "fit the performance models of one framework", config_help)
     p.add_argument("--framework", required=True)
     p.add_argument(
         "--interval-refits",
@@ -60,15 +59,8 @@ def _fit_detail(entry: dict) -> str:
 
 
 def add_validate(sub) -> None:
-    p = sub.add_parser(
-        "validate",
-        help="cross-validate the models",
-        parents=[
-            arg.timings_input(),
-            arg.config_options("workflow config (models and validation sections)"),
-            arg.seed_option(),
-        ],
-    )
+    config_help = "workflow config (models and validation sections)"
+    p = _on_timings(sub, "validate", "cross-validate the models", config_help)
     p.add_argument(
         "--framework", action="append", help="repeatable; default: every framework in the table"
     )
