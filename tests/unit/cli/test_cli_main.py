@@ -84,3 +84,8 @@ def test_a_bug_shows_its_traceback(monkeypatch, tmp_path):
     monkeypatch.setattr(stages, "combine", reads_a_missing_key)
     with pytest.raises(KeyError, match="missing"):
         run(["combine", str(tmp_path / "a.csv"), "--out", str(tmp_path / "b.csv")])
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_refuses_an_unknown_option_in_one_line(command):
+    assert_refused([command, "--no-such-option", "1"])
