@@ -8,9 +8,11 @@ the value given and what it must be -- never a traceback or a warning from NumPy
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from collections.abc import Callable, Sequence
 
+from dlperf.errors import UsageError
 from dlperf.limits import MAX_BATCH, MAX_COUNT, MAX_FLOPS, MAX_PARAMS, MAX_SAMPLES
 
 MAX_SEED = 2**32 - 1  # NumPy's seeds
@@ -121,22 +123,10 @@ def check_layouts(nodes: Sequence[int], procs: Sequence[int]) -> None:
         p = procs[0] if len(procs) == 1 else procs[row] if row < len(procs) else None
         if n is not None and p is not None and p % n:
             where = f" (row {row + 1})" if rows > 1 else ""
-            raise ValueError(
+            raise UsageError(
                 f"--procs {p} is not a multiple of --nodes {n}{where}: every node runs the same "
                 "number of workers; give a worker count that the node count divides"
             )
-
-
-def check_known(kind: str, given: Sequence[str], known: Sequence[str], where: str) -> None:
-    """ValueError naming every ``given`` name that is not ``known``, and the known ones."""
-    unknown = [name for name in given if name not in known]
-    if unknown:
-        listed = ", ".join(repr(name) for name in unknown)
-        holds = ", ".join(known) if known else "none"
-        raise ValueError(
-            f"unknown {kind} {listed}; known {kind}s ({where}): {holds}. "
-            f"Choose one of those with --{kind}"
-        )
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
@@ -160,3 +150,73 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
         default=1,
         help="micro-batches (of --batch-size each) per optimizer step",
     )
+
+
+# Options several commands share, as parent parsers (``add_parser(..., parents=[...])``).
+
+
+def config_options(config_help: str) -> argparse.ArgumentParser:
+    """``--config FILE`` / ``--config-json JSON``: the workflow configuration a command runs
+    with; read it with :func:`config_of`."""
+    parent = Parser(add_help=False)
+    parent.add_argument("--config", help=config_help)
+    parent.add_argument("--config-json", help="config sections as JSON (what the workflow passes)")
+    return parent
+
+
+def config_of(args: argparse.Namespace) -> dict:
+    """The workflow configuration a command runs with: the --config file, or the sections the
+    workflow passes inline (--config-json); schema defaults fill the rest."""
+    from dlperf import config as cfg
+
+    if args.config:
+        return cfg.load(args.config)
+    try:
+        sections = json.loads(args.config_json) if args.config_json else {}
+    except json.JSONDecodeError as exc:
+        raise cfg.ConfigError(
+            f"--config-json is not valid JSON ({exc}); pass a JSON object"
+        ) from None
+    if not isinstance(sections, dict):
+        raise cfg.ConfigError(
+            '--config-json must be a JSON object of config sections, e.g. {"seed": 1}'
+        )
+    return cfg.validated(cfg.with_minimal_sweep(sections))
+
+
+def timings_input() -> argparse.ArgumentParser:
+    """``--timings``: the measured points a command reads, ours and external ones."""
+    parent = Parser(add_help=False)
+    parent.add_argument(
+        "--timings",
+        required=True,
+        nargs="+",
+        help="results/timings.csv and/or external timings CSVs (docs/external-timings.md)",
+    )
+    return parent
+
+
+def seed_option() -> argparse.ArgumentParser:
+    """``--seed``, whose default is the configuration's seed."""
+    parent = Parser(add_help=False)
+    parent.add_argument("--seed", type=SEED, help="default: the config's seed")
+    return parent
+
+
+def results_option() -> argparse.ArgumentParser:
+    """``--results``: a study's results directory."""
+    parent = Parser(add_help=False)
+    parent.add_argument(
+        "--results", default="results", help="the results directory (default: results)"
+    )
+    return parent
+
+
+def artifact_options(model_name_help: str) -> argparse.ArgumentParser:
+    """The model artifact a prediction reads, the model and network in it, the interval level."""
+    parent = Parser(add_help=False)
+    parent.add_argument("--model", required=True, help="model artifact (results/models/<fw>.json)")
+    parent.add_argument("--model-name", default="answer", help=model_name_help)
+    parent.add_argument("--network", help="needed when the artifact covers several networks")
+    parent.add_argument("--level", type=LEVEL, default=0.9, help="prediction-interval level (0.9)")
+    return parent

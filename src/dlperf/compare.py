@@ -83,6 +83,9 @@ ALL_NETWORKS = ""  # the network of a framework's overall group
 
 @dataclass
 class Settings:
+    """What `dlperf compare` tests with; its command line checks each value (the types
+    FRACTION, RATE and POWER of dlperf.arguments)."""
+
     threshold: float = 0.05  # a slowdown beyond this fraction is a regression
     alpha: float = 0.05  # false discovery rate over the configurations (and groups) compared
     confidence: float = 0.95  # of the ratio's interval
@@ -90,14 +93,6 @@ class Settings:
     keep_disturbed: bool = False  # test disturbed repetitions too
     model: str = "generic"  # the baseline model whose interval the candidate is checked against
     level: float = 0.99  # of that prediction interval
-
-    def check(self) -> None:
-        if not 0.0 <= self.threshold:
-            raise ValueError(f"--threshold must be a non-negative fraction, got {self.threshold}")
-        if not 0.0 < self.alpha < 1.0:
-            raise ValueError(f"--alpha must lie between 0 and 1, got {self.alpha}")
-        if not 0.0 < self.power < 1.0:
-            raise ValueError(f"--power must lie between 0 and 1, got {self.power}")
 
 
 @dataclass
@@ -336,7 +331,6 @@ def compare_configurations(
 
 
 def compare(baseline: StudyFiles, candidate: StudyFiles, settings: Settings) -> Comparison:
-    settings.check()
     base = repetitions_by_configuration(baseline.records)
     cand = repetitions_by_configuration(candidate.records)
     if not base or not cand:

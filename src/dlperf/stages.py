@@ -143,3 +143,99 @@ def adaptive_replay(
     tables.write_csv(rounds, out / "rounds.csv")
     atomic_write_json(out / "summary.json", summary)
     return summary
+
+
+def run_records(runs_dir: PathLike) -> list[str]:
+    """Every run record below ``runs_dir``, in a stable order."""
+    import glob
+
+    return sorted(glob.glob(str(Path(runs_dir) / "**" / "*.json"), recursive=True))
+
+
+def chosen_frameworks(
+    timings_csv: PathLike | Sequence[PathLike], requested: Sequence[str] | None = None
+) -> list[str]:
+    """The frameworks to fit or validate: ``requested``, each checked against the timings
+    (UnknownName naming the ones they hold), or every framework the timings hold."""
+    from dlperf.bench.spec import FRAMEWORKS
+    from dlperf.errors import UnknownName
+    from dlperf.external import is_own_timings, load_all_points
+
+    paths = [timings_csv] if isinstance(timings_csv, (str, os.PathLike)) else list(timings_csv)
+    held = set(load_all_points(paths)["framework"].dropna().astype(str))
+    if not requested:
+        return sorted(held)
+    # Our own table leaves out a framework whose every run failed (failures.csv keeps those):
+    # such a framework is fitted as "no successful run", not refused.
+    if any(is_own_timings(pd.read_csv(path, nrows=0).columns) for path in paths):
+        held |= set(FRAMEWORKS)
+    unknown = [name for name in requested if name not in held]
+    if unknown:
+        raise UnknownName(
+            f"unknown framework {', '.join(repr(name) for name in unknown)}; known frameworks "
+            f"(from {', '.join(map(str, paths))}): {', '.join(sorted(held)) or 'none'}. "
+            "Choose one of those with --framework"
+        )
+    return list(requested)
+
+
+def chosen_protocols(configured: dict, chosen: Sequence[str] | None, settings: dict) -> dict:
+    """The validation protocols to run: the configured ones, or the ``chosen`` ones (aliases
+    such as ``loo`` expanded) each with ``settings``."""
+    from dlperf.validate.protocols import expand_aliases
+
+    if not chosen:
+        return dict(configured)
+    return {protocol: settings for protocol in expand_aliases(chosen)}
+
+
+def validation_files(out_dir: PathLike, framework: str) -> tuple[Path, Path]:
+    """Where a framework's validation goes: its predictions and its summary."""
+    out = Path(out_dir)
+    return out / f"{framework}.csv", out / f"{framework}.summary.csv"
+
+
+def validate_frameworks(
+    timings_csv: PathLike | Sequence[PathLike],
+    frameworks: Sequence[str],
+    models: dict,
+    protocols: dict,
+    seed: int,
+    out_dir: PathLike,
+    n_boot: int = 1000,
+    combined: PathLike | None = None,
+) -> dict[str, pd.DataFrame]:
+    """:func:`validate` each framework into ``out_dir`` (:func:`validation_files`), and the
+    summaries together into ``combined`` when given. Returns each framework's summary."""
+    summaries = {}
+    for framework in frameworks:
+        points, summary = validation_files(out_dir, framework)
+        summaries[framework] = validate(
+            timings_csv, framework, models, protocols, seed, points, summary, n_boot=n_boot
+        )
+    if combined is not None:
+        combine([validation_files(out_dir, f)[1] for f in frameworks], combined)
+    return summaries
+
+
+def compare_studies(studies: Sequence[PathLike], settings, output_format: str) -> tuple[bool, str]:
+    """Compare studies (oldest first): two as baseline and candidate, more as a history, each
+    with the one before. Returns whether the last step regressed, and the answer as text in
+    ``output_format`` (markdown or html)."""
+    from dlperf.compare import compare
+    from dlperf.compare_history import history
+    from dlperf.compare_render import render, render_history
+    from dlperf.errors import UsageError
+    from dlperf.study_files import load_study
+
+    if len(studies) < 2:
+        raise UsageError(
+            f"compare needs two or more studies (oldest first), got {len(studies)}; "
+            "name a baseline and a candidate"
+        )
+    loaded = [load_study(s) for s in studies]
+    if len(loaded) == 2:
+        result = compare(loaded[0], loaded[1], settings)
+        return result.failed, render(result, output_format)
+    steps = history(loaded, settings)  # the exit status is the last step's
+    return steps.last.failed, render_history(steps, output_format)

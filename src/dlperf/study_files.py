@@ -61,7 +61,7 @@ def _from_directory(path: Path) -> StudyFiles:
         if not own(artifact_path.relative_to(results).as_posix()):
             continue
         artifact = json.loads(artifact_path.read_text(encoding="utf-8"))
-        study.artifacts[artifact["framework"]] = artifact
+        study.artifacts[_framework_of(artifact, artifact_path)] = artifact
     return study
 
 
@@ -85,7 +85,7 @@ def _from_archive(path: Path) -> StudyFiles:
                     continue
                 data = json.loads(tar.extractfile(member).read())
                 if kind == "artifact":
-                    study.artifacts[data["framework"]] = data
+                    study.artifacts[_framework_of(data, f"{path}: {member.name}")] = data
                     continue
                 problem = record_problem(data)
                 if problem:
@@ -120,3 +120,16 @@ def load_study(path: str | os.PathLike) -> StudyFiles:
         f"{path} is neither a directory nor a .tar.gz archive; name a results directory or "
         "an archive written by `dlperf archive`"
     )
+
+
+def _framework_of(artifact: object, where: object) -> str:
+    """The framework a model artifact is of; ArtifactError for a JSON file that is no artifact."""
+    from dlperf.models.artifact_check import ArtifactError
+
+    framework = artifact.get("framework") if isinstance(artifact, dict) else None
+    if not isinstance(framework, str):
+        raise ArtifactError(
+            f"{where} is not a model artifact (it names no framework); move it out of the "
+            "study's models/, or fit it again with `dlperf fit`"
+        )
+    return framework

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from dlperf.errors import UnknownName
+
 from . import MODELS, capabilities_of
 from .answer_weights import (
     WITHIN_BEST,
@@ -166,7 +168,7 @@ def answer_table(
     plus ``ratio`` and ``models`` (the weights, as text). ``model_table(name, rows)`` is one
     model's prediction table (with its bootstrap interval)."""
     if network not in artifact.get("networks", {}):
-        raise KeyError(
+        raise UnknownName(
             f"the artifact for {artifact.get('framework')} has no network {network!r}, so there "
             f"is no answer for it; it has {', '.join(artifact.get('networks', {})) or 'none'}. "
             "Pick one with --network, or predict an unseen network with --model-name "

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 import dlperf
+from dlperf.errors import UnknownName
 from dlperf.io import SCHEMA_VERSION
 
 from . import MODELS, InsufficientData, ModelUnavailable, make_model, model_from_dict
@@ -169,7 +170,7 @@ def model_entry(artifact: dict, network: str, name: str) -> dict:
         available = {n: list(v["models"]) for n, v in artifact.get("networks", {}).items()}
         if "all_networks" in artifact:
             available[ALL_NETWORKS] = list(artifact["all_networks"]["models"])
-        raise KeyError(
+        raise UnknownName(
             f"the artifact for {artifact.get('framework')} has no model {name!r} for network "
             f"{network!r}; it has {available}. Pick one of those with --network/--model-name, or "
             "add the model to the config's models: and fit again"

@@ -159,7 +159,7 @@ def network_summary(study: Study, framework: str, network: str) -> Section:
     if planner:
         try:
             answer = findings.planning_answer(study, framework, network, planner)
-        except (InsufficientData, KeyError, ValueError) as exc:
+        except (InsufficientData, ValueError) as exc:  # UnknownName too; a KeyError is a bug
             warnings.append(f"The planning answer could not be computed: {exc}")
     warnings += scaling.implausible(scales, study.timings_of(framework, network))
     found, target, error = _answer(study, framework, network, points, at, answer)

@@ -1,123 +1,172 @@
-"""`dlperf fit`, `validate`, `predict` and `plan` on a timings CSV in the external format."""
+"""`dlperf predict` and `plan` on a fitted artifact: answers, warnings, and every bad value
+refused in one line (hypothesis with hostile values, and values at the edges of what is allowed)."""
 
 from __future__ import annotations
 
-import itertools
 import json
 
-import numpy as np
-import pandas as pd
 import pytest
+from clirun import (
+    SETTINGS,
+    assert_refused,
+    hostile_names,
+    hostile_numbers,
+    run,
+    with_value,
+    without,
+)
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dlperf.cli import main
 from dlperf.models.planning import layouts, parse_duration
 
-MODELS_CONFIG = """
-batch_sizes: [1]
-data_sizes: [1]
-models:
-  generic: {lambdas: [0.0]}
-  usl: {}
-  ernest: {}
-  extrap: {}
-  linreg_sfs: {}
-  castello: {}
-"""
+
+def predict_args(study, **overrides) -> list[str]:
+    values = {"procs": "2", "batch-size": "32", "data-size": "1024", **overrides}
+    argv = ["predict", "--model", study["model"]]
+    for name, value in values.items():
+        argv += [f"--{name}", value]
+    return argv
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
-    path = tmp_path_factory.mktemp("cli")
-    rng = np.random.default_rng(0)
-    rows = []
-    for framework in ("pytorch", "mxnet"):
-        for p, b in itertools.product((1, 2, 4, 8), (16, 32, 64)):
-            t_iter = 0.003 + 2e-4 * b**0.9 + 0.01 * (p - 1) / p + 0.002 * np.ceil(np.log2(p))
-            rows.append(
-                {
-                    "framework": framework,
-                    "network": "resnet18",
-                    "procs": p,
-                    "batch_size": b,
-                    "iter_time_s": t_iter * rng.lognormal(0, 0.01),
-                }
-            )
-    pd.DataFrame(rows).to_csv(path / "ext.csv", index=False)
-    (path / "config.yaml").write_text(MODELS_CONFIG)
-    assert (
-        main(
-            [
-                "fit",
-                "--timings",
-                str(path / "ext.csv"),
-                "--framework",
-                "pytorch",
-                "--config",
-                str(path / "config.yaml"),
-                "--out",
-                str(path / "pytorch.json"),
-            ]
-        )
-        == 0
+def plan_args(study, **overrides) -> list[str]:
+    values = {"batch-size": "32", "data-size": "1024", "deadline": "1h", **overrides}
+    argv = ["plan", "--model", study["model"], "--max-procs", "8"]
+    for name, value in values.items():
+        argv += [f"--{name}", value]
+    return argv
+
+
+def test_valid_arguments_pass(study):
+    assert run(predict_args(study))[0] == 0
+    assert run(plan_args(study))[0] == 0
+
+
+@pytest.mark.parametrize(
+    "overrides, words",
+    [
+        ({"procs": "0"}, ["--procs", "0 is out of range", "from 1"]),
+        ({"procs": "nan"}, ["--procs", "'nan' is not a whole number"]),
+        ({"procs": "3", "nodes": "2"}, ["--procs 3 is not a multiple of --nodes 2"]),
+        ({"data-size": "0"}, ["--data-size", "out of range"]),
+        ({"batch-size": "-4"}, ["--batch-size", "out of range"]),
+        ({"epochs": "-1"}, ["--epochs", "out of range"]),
+        ({"epochs": "nan"}, ["--epochs", "'nan' is not a finite number"]),
+        ({"epochs": "inf"}, ["--epochs", "not a finite number"]),
+        ({"level": "1"}, ["--level", "below 1"]),
+        ({"level": "0"}, ["--level", "above 0"]),
+        ({"network": "nosuch"}, ["nosuch", "mlp"]),
+        ({"model-name": "nosuch"}, ["nosuch", "generic"]),
+    ],
+)
+def test_predict_refuses_by_name(study, overrides, words):
+    assert_refused(predict_args(study, **overrides), *words)
+
+
+@pytest.mark.parametrize(
+    "overrides, words",
+    [
+        ({"samples": "0"}, ["--samples", "out of range"]),
+        ({"samples": "1e400"}, ["--samples", "not a finite number"]),
+        ({"data-size": "0"}, ["--data-size"]),
+        ({"epochs": "0"}, ["--epochs"]),
+        ({"deadline": "0"}, ["deadline", "positive"]),
+        ({"deadline": "9" * 400}, ["deadline", "not a finite time"]),
+        ({"deadline": "soon"}, ["deadline", "45m"]),
+        ({"gpus-per-node": "0"}, ["--gpus-per-node"]),
+        ({"level": "2"}, ["--level"]),
+    ],
+)
+def test_plan_refuses_by_name(study, overrides, words):
+    assert_refused(plan_args(study, **overrides), *words)
+
+
+@SETTINGS
+@given(
+    option=st.sampled_from(["--procs", "--nodes", "--batch-size", "--data-size"]),
+    value=hostile_numbers,
+)
+def test_predict_hostile_counts(study, option, value):
+    assert_refused(with_value(without(predict_args(study), option), option, value))
+
+
+@SETTINGS
+@given(
+    option=st.sampled_from(["--epochs", "--level", "--param-count", "--flops-per-sample"]),
+    value=hostile_numbers,
+)
+def test_predict_hostile_numbers(study, option, value):
+    assert_refused(with_value(predict_args(study), option, value))
+
+
+@SETTINGS
+@given(
+    option=st.sampled_from(
+        ["--samples", "--data-size", "--epochs", "--gpus-per-node", "--max-procs", "--deadline"]
+    ),
+    value=hostile_numbers,
+)
+def test_plan_hostile_numbers(study, option, value):
+    assert_refused(with_value(without(plan_args(study), option), option, value))
+
+
+@SETTINGS
+@given(network=hostile_names, model_name=hostile_names)
+def test_predict_hostile_names(study, network, model_name):
+    assert_refused(with_value(predict_args(study), "--network", network))
+    assert_refused(with_value(predict_args(study), "--model-name", model_name))
+
+
+@SETTINGS
+@given(
+    nodes=st.integers(1, 1000),
+    per_node=st.integers(1, 1000),
+    batch=st.integers(1, 10**6),
+    data=st.integers(1, 10**12),
+    epochs=st.floats(1e-6, 1e6),
+    level=st.floats(0.01, 0.99),
+)
+def test_predict_at_the_edges_of_what_is_allowed(
+    study, nodes, per_node, batch, data, epochs, level
+):
+    """Values the types accept, up to their bounds: an answer, or one line naming why not;
+    never a traceback or a warning."""
+    argv = predict_args(
+        study,
+        nodes=str(nodes),
+        procs=str(nodes * per_node),
+        **{"batch-size": str(batch), "data-size": str(data)},
+        epochs=repr(epochs),
+        level=repr(level),
     )
-    return path
+    code, err = run(argv)
+    assert code == 0 or (code == 2 and err.count("\n") == 1), (code, err)
 
 
-def test_fit_writes_all_six_models(workdir):
-    artifact = json.loads((workdir / "pytorch.json").read_text())
-    models = artifact["networks"]["resnet18"]["models"]
-    assert set(models) == {"generic", "usl", "ernest", "extrap", "linreg_sfs", "castello"}
-    assert models["generic"]["status"] == "ok"
-    assert all(m["status"] in ("ok", "unavailable") for m in models.values())
-
-
-def test_fit_is_byte_identical_when_repeated(workdir):
-    again = workdir / "again.json"
-    assert (
-        main(
-            [
-                "fit",
-                "--timings",
-                str(workdir / "ext.csv"),
-                "--framework",
-                "pytorch",
-                "--config",
-                str(workdir / "config.yaml"),
-                "--out",
-                str(again),
-            ]
-        )
-        == 0
+@SETTINGS
+@given(
+    batch=st.integers(1, 10**6),
+    data=st.integers(1, 10**12),
+    samples=st.none() | st.floats(1e-3, 1e18),
+    deadline=st.floats(1e-6, 1e10),
+    gpus_per_node=st.integers(1, 16),
+    level=st.floats(0.01, 0.99),
+)
+def test_plan_at_the_edges_of_what_is_allowed(
+    study, batch, data, samples, deadline, gpus_per_node, level
+):
+    argv = plan_args(
+        study,
+        **{"batch-size": str(batch), "data-size": str(data), "gpus-per-node": str(gpus_per_node)},
+        deadline=f"{deadline:f}",
+        level=repr(level),
     )
-    assert again.read_bytes() == (workdir / "pytorch.json").read_bytes()
-
-
-def test_validate_puts_the_generic_model_beside_every_baseline(workdir):
-    out = workdir / "validation"
-    assert (
-        main(
-            [
-                "validate",
-                "--timings",
-                str(workdir / "ext.csv"),
-                "--framework",
-                "pytorch",
-                "--config",
-                str(workdir / "config.yaml"),
-                "--protocol",
-                "extrapolation_procs",
-                "--train-max-procs",
-                "4",
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
-    summary = pd.read_csv(out / "summary.csv")
-    assert set(summary["model"]) == {"generic", "usl", "ernest", "extrap", "linreg_sfs", "castello"}
-    generic = summary.set_index("model").loc["generic"]
-    assert generic["status"] == "ok" and generic["mape"] < 10
+    if samples is not None:
+        argv += ["--samples", repr(samples)]
+    code, err = run(argv)
+    # 1: no layout meets the deadline, which the output says.
+    assert code in (0, 1) or (code == 2 and err.count("\n") == 1), (code, err)
 
 
 def test_predict_gives_time_throughput_and_an_interval(workdir, capsys):
@@ -149,46 +198,14 @@ def test_predict_gives_time_throughput_and_an_interval(workdir, capsys):
 def test_predict_reads_only_the_artifact(workdir, tmp_path, capsys):
     moved = tmp_path / "only.json"
     moved.write_bytes((workdir / "pytorch.json").read_bytes())
-    assert (
-        main(
-            [
-                "predict",
-                "--model",
-                str(moved),
-                "--model-name",
-                "castello",
-                "--procs",
-                "4",
-                "--batch-size",
-                "16",
-                "--data-size",
-                "512",
-            ]
-        )
-        == 0
-    )
+    options = "--model-name castello --procs 4 --batch-size 16 --data-size 512".split()
+    assert main(["predict", "--model", str(moved), *options]) == 0
     assert "castello" in capsys.readouterr().out
 
 
 def test_predict_explains_a_missing_model(workdir, capsys):
-    assert (
-        main(
-            [
-                "predict",
-                "--model",
-                str(workdir / "pytorch.json"),
-                "--model-name",
-                "nope",
-                "--procs",
-                "2",
-                "--batch-size",
-                "32",
-                "--data-size",
-                "100",
-            ]
-        )
-        == 2
-    )
+    options = "--model-name nope --procs 2 --batch-size 32 --data-size 100".split()
+    assert main(["predict", "--model", str(workdir / "pytorch.json"), *options]) == 2
     assert "has no model 'nope'" in capsys.readouterr().err
 
 

@@ -1,0 +1,73 @@
+"""The ``dlperf`` command: every workflow stage, runnable outside Snakemake too.
+
+One module per group of commands; each command's options are declared beside its handler
+(``add_<command>`` then ``run_<command>``), options several commands share are the parent
+parsers of :mod:`dlperf.arguments`, and a handler only parses and calls :mod:`dlperf.stages`
+(or the library function that is the command). This module builds the parser and runs a command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dlperf import __version__
+from dlperf import arguments as arg
+from dlperf.cli import (
+    adaptive_sweeps,
+    configuring,
+    measuring,
+    modelling,
+    predicting,
+    reporting,
+    studies,
+)
+
+DESCRIPTION = "The ``dlperf`` command: every workflow stage, runnable outside Snakemake too."
+
+#: Each command's parser, in the order ``dlperf --help`` lists them.
+COMMANDS = (
+    measuring.add_env,
+    measuring.add_bench,
+    measuring.add_aggregate,
+    modelling.add_fit,
+    modelling.add_validate,
+    modelling.add_combine,
+    reporting.add_report,
+    predicting.add_predict,
+    predicting.add_plan,
+    configuring.add_write_config,
+    studies.add_forget_disturbed,
+    configuring.add_check_config,
+    studies.add_archive,
+    studies.add_verify_archive,
+    adaptive_sweeps.add_adaptive_replay,
+    adaptive_sweeps.add_adaptive_round,
+    studies.add_compare,
+)
+
+#: What a user's input can cause: the project's own errors (``UsageError``, ``UnknownName``,
+#: ``ConfigError``, ``ArchiveError``, ``ArtifactError``, ...), and a file that is not there.
+#: They all derive from ValueError, which the library's checks outside the CLI still raise
+#: plainly, so ValueError stands for them. Anything else (KeyError, TypeError, ...) is a bug
+#: and shows its traceback.
+USER_ERRORS = (ValueError, FileNotFoundError)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = arg.Parser(prog="dlperf", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"dlperf {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add_command in COMMANDS:
+        add_command(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except USER_ERRORS as exc:
+        # One line, whatever the message or a value quoted in it holds.
+        print(f"dlperf {args.command}: error: {arg.one_line(exc)}", file=sys.stderr)
+        return 2

@@ -1,0 +1,50 @@
+"""``dlperf check-config`` and ``write-config``: a configuration checked before a study runs,
+and the effective one written beside its results."""
+
+from __future__ import annotations
+
+import argparse
+
+from dlperf import arguments as arg
+
+
+def add_write_config(sub) -> None:
+    p = sub.add_parser(
+        "write-config",
+        help="write the effective configuration (defaults filled in) as JSON: "
+        "results/config.json, which `dlperf archive` archives",
+        parents=[arg.config_options("a workflow config file")],
+    )
+    p.add_argument("--out", required=True, help="JSON file to write")
+    p.set_defaults(func=run_write_config)
+
+
+def run_write_config(args: argparse.Namespace) -> int:
+    from dlperf.io import atomic_write_json
+
+    atomic_write_json(args.out, arg.config_of(args))
+    print(f"the effective configuration -> {args.out}")
+    return 0
+
+
+def add_check_config(sub) -> None:
+    p = sub.add_parser(
+        "check-config",
+        help="check a config file before running it: YAML errors with file, line and column, "
+        "then every value that cannot run",
+    )
+    p.add_argument("config", help="the config file (as given to snakemake --configfile)")
+    p.add_argument(
+        "--defaults",
+        help="the config it is merged into, as the workflow does (config/config.yaml)",
+    )
+    p.set_defaults(func=run_check_config)
+
+
+def run_check_config(args: argparse.Namespace) -> int:
+    from dlperf import config as cfg
+
+    config = cfg.load(args.config, default=args.defaults)
+    runs = len(cfg.run_configs(config))
+    print(f"{args.config}: valid ({runs} benchmark runs in the sweep)")
+    return 0

@@ -1,0 +1,137 @@
+"""``dlperf fit``, ``validate`` and ``combine``: the performance models fitted and
+cross-validated on the timings."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from dlperf import arguments as arg
+
+
+def _on_timings(sub, command: str, command_help: str, config_help: str):
+    """The parser of a command that fits on the timings with the config's models and seed."""
+    parents = [arg.timings_input(), arg.config_options(config_help), arg.seed_option()]
+    return sub.add_parser(command, help=command_help, parents=parents)
+
+
+def add_fit(sub) -> None:
+    config_help = "workflow config (models section); default settings otherwise"
+    p = _on_timings(sub, "fit", "fit the performance models of one framework", config_help)
+    p.add_argument("--framework", required=True)
+    p.add_argument(
+        "--interval-refits",
+        type=arg.NON_NEGATIVE,
+        help="bootstrap refits per model for its prediction interval (default 20; 0: none)",
+    )
+    p.add_argument("--out", required=True, help="model artifact (JSON)")
+    p.set_defaults(func=run_fit)
+
+
+def run_fit(args: argparse.Namespace) -> int:
+    from dlperf import stages
+
+    config = arg.config_of(args)
+    stages.chosen_frameworks(args.timings, [args.framework])
+    seed = args.seed if args.seed is not None else config["seed"]
+    artifact = stages.fit(
+        args.timings, args.framework, config["models"], seed, args.out, args.interval_refits
+    )
+    groups = list(artifact["networks"].items())
+    if "all_networks" in artifact:
+        groups.append(("all networks", artifact["all_networks"]))
+    for network, info in groups:
+        for name, entry in info["models"].items():
+            print(f"{args.framework}/{network}/{name}: {entry['status']} ({_fit_detail(entry)})")
+    print(f"-> {args.out}")
+    return 0
+
+
+def _fit_detail(entry: dict) -> str:
+    """A fitted model's training error and interval refits, or why it was not fitted."""
+    if entry["status"] != "ok":
+        return entry["reason"]
+    refits = len(entry["interval"]["refits"])
+    return (
+        f"train MAPE {entry['train_mape']:.2f}%, "
+        f"{refits}/{refits + entry['interval']['skipped']} interval refits"
+    )
+
+
+def add_validate(sub) -> None:
+    config_help = "workflow config (models and validation sections)"
+    p = _on_timings(sub, "validate", "cross-validate the models", config_help)
+    p.add_argument(
+        "--framework", action="append", help="repeatable; default: every framework in the table"
+    )
+    p.add_argument(
+        "--protocol",
+        action="append",
+        help="repeatable: kfold, loo_procs, loo_batch, extrapolation_procs, extrapolation_batch, "
+        "cross_network, or loo / extrapolation for both of a pair; default: the config's protocols",
+    )
+    p.add_argument("--k", type=arg.FOLDS, help="folds for --protocol kfold")
+    p.add_argument(
+        "--train-max-procs", type=arg.WORKERS, help="for extrapolation_procs: train on procs <= N"
+    )
+    p.add_argument(
+        "--train-max-batch", type=arg.BATCH, help="for extrapolation_batch: train on batch <= N"
+    )
+    p.add_argument(
+        "--out", required=True, help="output directory: <framework>.csv, <framework>.summary.csv"
+    )
+    p.add_argument(
+        "--no-summary",
+        action="store_true",
+        help="skip OUT/summary.csv (the workflow combines the per-framework summaries "
+        "with `dlperf combine`)",
+    )
+    p.set_defaults(func=run_validate)
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    from dlperf import stages
+
+    config = arg.config_of(args)
+    settings = {
+        key: value
+        for key, value in (
+            ("train_max_procs", args.train_max_procs),
+            ("train_max_batch", args.train_max_batch),
+            ("k", args.k),
+        )
+        if value is not None
+    }
+    protocols = stages.chosen_protocols(config["validation"]["protocols"], args.protocol, settings)
+    combined = None if args.no_summary else Path(args.out) / "summary.csv"
+    summaries = stages.validate_frameworks(
+        args.timings,
+        stages.chosen_frameworks(args.timings, args.framework),
+        config["models"],
+        protocols,
+        args.seed if args.seed is not None else config["seed"],
+        args.out,
+        n_boot=config["validation"]["bootstrap"],
+        combined=combined,
+    )
+    for framework, summary in summaries.items():
+        shown = summary[["network", "model", "protocol", "status", "mape"]]
+        print(f"{framework}:\n{shown.to_string(index=False)}")
+    if combined is not None:
+        print(f"-> {combined}")
+    return 0
+
+
+def add_combine(sub) -> None:
+    p = sub.add_parser("combine", help="concatenate per-framework tables of the same columns")
+    p.add_argument("tables", nargs="+", help="CSV files, e.g. results/validation/*.summary.csv")
+    p.add_argument("--out", required=True, help="combined CSV")
+    p.set_defaults(func=run_combine)
+
+
+def run_combine(args: argparse.Namespace) -> int:
+    from dlperf import stages
+
+    combined = stages.combine(args.tables, args.out)
+    print(f"{len(args.tables)} tables, {len(combined)} rows -> {args.out}")
+    return 0

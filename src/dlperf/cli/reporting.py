@@ -1,0 +1,55 @@
+"""``dlperf report``: the study's HTML report."""
+
+from __future__ import annotations
+
+import argparse
+
+from dlperf import arguments as arg
+
+
+def add_report(sub) -> None:
+    p = sub.add_parser(
+        "report",
+        help="render the HTML report",
+        parents=[arg.timings_input(), arg.config_options("workflow config, shown in the report")],
+    )
+    p.add_argument("--failures", help="failures table of our own runs (results/failures.csv)")
+    p.add_argument("--models", nargs="+", required=True, help="model artifacts")
+    p.add_argument("--summary", required=True, help="validation summary CSV")
+    p.add_argument("--predictions", nargs="*", default=[], help="per-framework validation CSVs")
+    p.add_argument("--out", required=True, help="index.html to write")
+    p.add_argument(
+        "--results",
+        help="the study's results directory: the report counts the superseded run records "
+        "its history/ keeps",
+    )
+    p.add_argument(
+        "--adaptive-rounds",
+        nargs="*",
+        default=[],
+        help="round files of an adaptive sweep (results/adaptive/round*.json)",
+    )
+    p.add_argument(
+        "--figures",
+        help="directory for the figures as PNG and SVG (default: figures/ beside --out)",
+    )
+    p.set_defaults(func=run_report)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from dlperf import stages
+
+    written = stages.report(
+        args.timings,
+        args.failures,
+        args.models,
+        args.summary,
+        args.predictions,
+        arg.config_of(args),
+        args.out,
+        args.figures,
+        args.results,
+        args.adaptive_rounds,
+    )
+    print(f"report -> {args.out} ({len(written)} figure files)")
+    return 0

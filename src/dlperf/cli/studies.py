@@ -1,0 +1,155 @@
+"""``dlperf archive``, ``verify-archive``, ``compare`` and ``forget-disturbed``: whole studies
+kept, checked, compared with each other, and their disturbed runs measured again."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from dlperf import arguments as arg
+
+
+def add_forget_disturbed(sub) -> None:
+    p = sub.add_parser(
+        "forget-disturbed",
+        help="keep the records of the runs flagged disturbed in the history and remove them, "
+        "so that the workflow measures exactly those again",
+        parents=[arg.results_option()],
+    )
+    p.add_argument("--timings", default="results/timings.csv", help="the study's timings table")
+    p.add_argument("--out", help="JSON file listing the removed records (optional)")
+    p.set_defaults(func=run_forget_disturbed)
+
+
+def run_forget_disturbed(args: argparse.Namespace) -> int:
+    from dlperf.disturbed_runs import forget_disturbed
+
+    records = forget_disturbed(args.timings, args.results, args.out)
+    print(
+        f"{len(records)} disturbed run(s) kept in {Path(args.results) / 'history'} and removed; "
+        "`make run` (or snakemake) measures exactly them again"
+    )
+    return 0
+
+
+def add_archive(sub) -> None:
+    p = sub.add_parser(
+        "archive",
+        help="write one file holding the whole study, with checksums",
+        parents=[
+            arg.results_option(),
+            arg.config_options(
+                "the workflow config file the study ran with (default: RESULTS/config.json, "
+                "which the workflow writes)"
+            ),
+        ],
+    )
+    p.add_argument("--out", required=True, help="archive to write (.tar.gz)")
+    p.set_defaults(func=run_archive)
+
+
+def run_archive(args: argparse.Namespace) -> int:
+    from dlperf import archive
+
+    given = args.config or args.config_json
+    config = arg.config_of(args) if given else archive.study_config(args.results)
+    manifest = archive.create(args.results, config, args.out)
+    files = sum(1 for node in manifest["@graph"] if node.get("@type") == "File")
+    print(f"{files} files with SHA-256 checksums -> {args.out}")
+    return 0
+
+
+def add_verify_archive(sub) -> None:
+    p = sub.add_parser("verify-archive", help="check an archive's checksums (and reproduce it)")
+    p.add_argument("archive")
+    p.add_argument(
+        "--rerun",
+        action="store_true",
+        help="re-run fit, validate and report from the archived timings and compare byte for byte",
+    )
+    p.set_defaults(func=run_verify_archive)
+
+
+def run_verify_archive(args: argparse.Namespace) -> int:
+    from dlperf import archive
+
+    result = archive.verify(args.archive, rerun=args.rerun)
+    for name in result.reproduced:
+        print(f"reproduced: {name}")
+    for problem in result.problems:
+        print(f"problem: {problem}", file=sys.stderr)
+    verdict = "intact" if result.ok else "NOT intact"
+    print(
+        f"{args.archive}: {verdict} ({result.files} files checked"
+        + (f", {len(result.reproduced)} results reproduced byte for byte)" if args.rerun else ")")
+    )
+    return 0 if result.ok else 1
+
+
+def add_compare(sub) -> None:
+    p = sub.add_parser(
+        "compare",
+        help="compare two studies configuration by configuration; exit 1 on a regression",
+    )
+    p.add_argument(
+        "studies",
+        nargs="+",
+        metavar="STUDY",
+        help="results directories or archives (.tar.gz), oldest first: a baseline and a "
+        "candidate, or a history of studies (each compared with the one before)",
+    )
+    p.add_argument(
+        "--threshold",
+        type=arg.FRACTION,
+        default=0.05,
+        help="slowdown (fraction of the median iteration) that counts as a regression "
+        "(default 0.05)",
+    )
+    p.add_argument(
+        "--alpha",
+        type=arg.RATE,
+        default=0.05,
+        help="false discovery rate of the tests (default 0.05)",
+    )
+    p.add_argument(
+        "--power",
+        type=arg.POWER,
+        default=0.8,
+        help="chance to detect that the repetitions an inconclusive slowdown needs are "
+        "sized for (default 0.8)",
+    )
+    p.add_argument(
+        "--keep-disturbed",
+        action="store_true",
+        help="test runs that other programs disturbed too (left out by default)",
+    )
+    p.add_argument(
+        "--model-name",
+        default="generic",
+        help="baseline model whose prediction interval the candidate's runs are checked against",
+    )
+    p.add_argument("--format", choices=["markdown", "html"], default="markdown")
+    p.add_argument("--out", help="write the answer here instead of to standard output")
+    p.set_defaults(func=run_compare)
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from dlperf import stages
+    from dlperf.compare import Settings
+    from dlperf.io import atomic_write_text
+
+    settings = Settings(
+        threshold=args.threshold,
+        alpha=args.alpha,
+        power=args.power,
+        keep_disturbed=args.keep_disturbed,
+        model=args.model_name,
+    )
+    failed, text = stages.compare_studies(args.studies, settings, args.format)
+    if args.out:
+        atomic_write_text(args.out, text)
+        print(f"{'regression' if failed else 'no regression'} -> {args.out}")
+    else:
+        sys.stdout.write(text)
+    return 1 if failed else 0
