@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from dlperf.errors import UsageError
+from dlperf.layout import RESULTS
 from dlperf.limits import MAX_BATCH, MAX_COUNT, MAX_FLOPS, MAX_PARAMS, MAX_SAMPLES
 
 MAX_SEED = 2**32 - 1  # NumPy's seeds
@@ -207,7 +208,7 @@ def results_option() -> argparse.ArgumentParser:
     """``--results``: a study's results directory."""
     parent = Parser(add_help=False)
     parent.add_argument(
-        "--results", default="results", help="the results directory (default: results)"
+        "--results", default=RESULTS, help=f"the results directory (default: {RESULTS})"
     )
     return parent
 

@@ -33,6 +33,8 @@ ADAPTIVE = "adaptive"
 HISTORY = "history"
 TIMINGS = "timings.csv"
 TIMINGS_PARQUET = "timings.parquet"
+#: Every framework's validation summary in one table, below :data:`VALIDATION`.
+VALIDATION_SUMMARY = "summary.csv"
 FAILURES = "failures.csv"
 #: The configuration the study ran with (rule ``study_config``).
 CONFIG = "config.json"
@@ -180,7 +182,7 @@ class StudyLayout:
     @property
     def validation_summary(self) -> str:
         """Every framework's summary in one table."""
-        return self.path(VALIDATION, "summary.csv")
+        return self.path(VALIDATION, VALIDATION_SUMMARY)
 
     # Report.
     @property

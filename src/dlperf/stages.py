@@ -191,8 +191,11 @@ def chosen_protocols(configured: dict, chosen: Sequence[str] | None, settings: d
 
 def validation_files(out_dir: PathLike, framework: str) -> tuple[Path, Path]:
     """Where a framework's validation goes: its predictions and its summary."""
+    from dlperf import layout
+
     out = Path(out_dir)
-    return out / f"{framework}.csv", out / f"{framework}.summary.csv"
+    points, summary = layout.PER_FRAMEWORK[layout.VALIDATION]
+    return out / points.format(framework), out / summary.format(framework)
 
 
 def validate_frameworks(

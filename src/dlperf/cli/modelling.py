@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from dlperf import arguments as arg
+from dlperf import layout
 
 
 def _on_timings(sub, command: str, command_help: str, config_help: str):
@@ -103,7 +104,7 @@ def run_validate(args: argparse.Namespace) -> int:
         if value is not None
     }
     protocols = stages.chosen_protocols(config["validation"]["protocols"], args.protocol, settings)
-    combined = None if args.no_summary else Path(args.out) / "summary.csv"
+    combined = None if args.no_summary else Path(args.out) / layout.VALIDATION_SUMMARY
     summaries = stages.validate_frameworks(
         args.timings,
         stages.chosen_frameworks(args.timings, args.framework),

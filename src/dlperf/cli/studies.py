@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from dlperf import arguments as arg
+from dlperf.layout import WORKFLOW
 
 
 def add_forget_disturbed(sub) -> None:
@@ -17,7 +18,7 @@ def add_forget_disturbed(sub) -> None:
         "so that the workflow measures exactly those again",
         parents=[arg.results_option()],
     )
-    p.add_argument("--timings", default="results/timings.csv", help="the study's timings table")
+    p.add_argument("--timings", default=WORKFLOW.timings, help="the study's timings table")
     p.add_argument("--out", help="JSON file listing the removed records (optional)")
     p.set_defaults(func=run_forget_disturbed)
 
