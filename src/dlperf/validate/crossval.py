@@ -103,25 +103,9 @@ def _run_plan(
             errors.append(f"{split.fold}: {model}")
             continue
         test = frame.iloc[split.test]
-        measured = measured_all[split.test]
-        predicted = np.asarray(model.predict(test), dtype=float)
         unit = configurations[split.test] if split_plan.unit == "configuration" else number
-        frames.append(
-            pd.DataFrame(
-                {
-                    **base,
-                    "network": test["network"].to_numpy(),
-                    "fold": split.fold,
-                    **{k: test[k].to_numpy(int) for k in FEATURES},
-                    "measured_s": measured,
-                    "predicted_s": predicted,
-                    "ape": ape(measured, predicted),
-                    "row": split.test,
-                    "unit": unit,
-                },
-                columns=[*POINT_COLUMNS, "row", "unit"],
-            )
-        )
+        predicted = np.asarray(model.predict(test), dtype=float)
+        frames.append(_held_out(base, split, test, measured_all[split.test], predicted, unit))
     problems = skipped + errors
     if not frames:
         status = "fit_error" if errors else "insufficient_data"
@@ -157,6 +141,24 @@ def _run_plan(
         else float("nan"),
     }
     return held_out, row
+
+
+def _held_out(base: dict, split, test: pd.DataFrame, measured, predicted, unit) -> pd.DataFrame:
+    """One fold's held-out points in POINT_COLUMNS, with their frame ``row`` and ``unit``."""
+    return pd.DataFrame(
+        {
+            **base,
+            "network": test["network"].to_numpy(),
+            "fold": split.fold,
+            **{k: test[k].to_numpy(int) for k in FEATURES},
+            "measured_s": measured,
+            "predicted_s": predicted,
+            "ape": ape(measured, predicted),
+            "row": split.test,
+            "unit": unit,
+        },
+        columns=[*POINT_COLUMNS, "row", "unit"],
+    )
 
 
 def _run_group(
