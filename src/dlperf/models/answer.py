@@ -6,13 +6,14 @@ against the measured range), the answer is the weighted geometric mean of the mo
 :mod:`dlperf.models.answer_weights` chooses (by their backtest errors near r; inside the range
 by their training errors), or their median when no backtest was possible.
 
-Its interval is conformal: the answer's own backtest errors (the same combination applied to
-the records), their ``level`` quantile at ratios near r with the finite-sample correction
-(n + 1) / n, widened as log(2r) / log(2 r_top) beyond the largest ratio r_top the backtest
-reached, and never narrower than the weighted spread of the combined models at the row (form
-uncertainty) nor than the leading model's bootstrap interval (constants uncertainty). Inside the
-measured range (r = 1) the quantile is that of the answer's training residuals. Without a
-backtest the half-width is the models' full spread plus a distance term per doubling."""
+Its interval is normalized conformal: the answer's own backtest errors (the same combination
+applied to the records), each divided by its difficulty sqrt(noise^2 + spread^2) (training
+scatter; the combined models' spread there), their ``level`` quantile at ratios near r with the
+finite-sample correction (n + 1) / n, growing beyond the largest ratio the backtest reached by
+its growth over the last doubling seen, times the row's own difficulty; never narrower than the
+leading model's bootstrap interval (constants uncertainty). Inside the measured range (r = 1)
+the quantile is that of the answer's training residuals. Without a backtest the half-width is
+the models' full spread plus a distance term per doubling."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ import pandas as pd
 
 from . import MODELS, capabilities_of
 from .answer_weights import (
+    INDISTINCT,
     WITHIN_BEST,
     Records,
     fitted_models,
@@ -164,7 +166,6 @@ class Calibration:
             share = math.log2(ratio) / math.log2(nearest) if nearest > 1 else 1.0
             width = self.inside + share * (width - self.inside)
         return np.maximum(width, self.inside)
-
 
     def quantile(self, ratio: float, level: float) -> float:
         return weighted_quantile(self.scores, kernel(self.ratios, ratio) * self.weights, level)
@@ -373,9 +374,11 @@ def answer_block(artifact: dict, network: str) -> dict:
     else:
         why = (
             "models weighted by score^-2, the score being the mean |log error| when refitted on "
-            "fewer worker counts and asked beyond them at a comparable ratio; only models within "
-            f"{WITHIN_BEST:g}x of the best score take part (inside the measured range the score "
-            "is the training error)"
+            "fewer worker counts and asked beyond them at a comparable ratio; only models that a "
+            "paired comparison over the backtest cannot tell from the best take part (chance "
+            f"of scoring no worse than the best >= {INDISTINCT:g}; inside the measured range the "
+            f"score is the training error and models within {WITHIN_BEST:g}x of the best take "
+            "part)"
             + (
                 ""
                 if own
