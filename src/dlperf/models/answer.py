@@ -6,13 +6,14 @@ against the measured range), the answer is the weighted geometric mean of the mo
 :mod:`dlperf.models.answer_weights` chooses (by their backtest errors near r; inside the range
 by their training errors), or their median when no backtest was possible.
 
-Its interval is conformal: the answer's own backtest errors (the same combination applied to
-the records), their ``level`` quantile at ratios near r with the finite-sample correction
-(n + 1) / n, widened as log(2r) / log(2 r_top) beyond the largest ratio r_top the backtest
-reached, and never narrower than the weighted spread of the combined models at the row (form
-uncertainty) nor than the leading model's bootstrap interval (constants uncertainty). Inside the
-measured range (r = 1) the quantile is that of the answer's training residuals. Without a
-backtest the half-width is the models' full spread plus a distance term per doubling."""
+Its interval is normalized conformal: the answer's own backtest errors (the same combination
+applied to the records), each divided by its difficulty sqrt(noise^2 + spread^2) (training
+scatter; the combined models' spread there), their ``level`` quantile at ratios near r with the
+finite-sample correction (n + 1) / n, growing beyond the largest ratio the backtest reached by
+its growth over the last doubling seen, times the row's own difficulty; never narrower than the
+leading model's bootstrap interval (constants uncertainty). Inside the measured range (r = 1)
+the quantile is that of the answer's training residuals. Without a backtest the half-width is
+the models' full spread plus a distance term per doubling."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from dlperf.errors import UnknownName
 
 from . import MODELS, capabilities_of
 from .answer_weights import (
+    INDISTINCT,
     WITHIN_BEST,
     Records,
     fitted_models,
@@ -48,14 +50,17 @@ SPREAD_Z = 1.645
 # error): 0.06 covered 70-98 % of their held-out points, 0.08 70-99 %, 0.10 90-100 % at median
 # widths 29-57 % (docs/model.md).
 PRIOR_LOG_ERROR_PER_DOUBLING = 0.10
+# Difficulties (log) below this are all alike: a record's score is not divided by nearly zero.
+NOISE_FLOOR = 0.005
 # Rows whose extrapolation ratios lie within 1/RATIO_STEPS of a doubling share weights and width.
 RATIO_STEPS = 16
 
 
-def answer_errors(records: Records, fitted: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def answer_errors(records: Records, fitted: list[str]) -> tuple[np.ndarray, ...]:
     """The answer's own backtest errors: at each record (network, cutoff, configuration) the
     weighted mean of the models' log errors with the weights the answer would use at its
-    ratio. Returns (ratios, log errors, record weights)."""
+    ratio, and the models' spread there (root-mean-square distance of their log errors from
+    the answer's). Returns (ratios, log errors, spreads, record weights, networks)."""
     by_key: dict[tuple, dict[str, float]] = {}
     meta: dict[tuple, tuple[float, float]] = {}
     for name, keys in records.key.items():
@@ -63,19 +68,37 @@ def answer_errors(records: Records, fitted: list[str]) -> tuple[np.ndarray, np.n
             by_key.setdefault(key, {})[name] = records.error[name][i]
             meta[key] = (records.ratio[name][i], records.weight[name][i])
     cache: dict[float, dict[str, float]] = {}
-    ratios, errors, weights = [], [], []
+    ratios, errors, spreads, weights, networks = [], [], [], [], []
     for key, errs in by_key.items():
         ratio, weight = meta[key]
         if ratio not in cache:
-            cache[ratio] = weights_from(scores(records, ratio), fitted)
+            cache[ratio] = weights_from(records, ratio, fitted)
         w = {m: v for m, v in cache[ratio].items() if m in errs}
-        if not w:
+        if not w or sum(w.values()) <= 0:
             continue
         total = sum(w.values())
+        error = sum(v * errs[m] for m, v in w.items()) / total
         ratios.append(ratio)
-        errors.append(sum(v * errs[m] for m, v in w.items()) / total)
+        errors.append(error)
+        shares = np.asarray(list(w.values())) / total
+        spreads.append(float(model_spread(np.asarray([errs[m] for m in w]), shares, error)))
         weights.append(weight)
-    return np.asarray(ratios, float), np.asarray(errors, float), np.asarray(weights, float)
+        networks.append(key[0])
+    return (
+        np.asarray(ratios, float),
+        np.asarray(errors, float),
+        np.asarray(spreads, float),
+        np.asarray(weights, float),
+        np.asarray(networks, object),
+    )
+
+
+def model_spread(logs: np.ndarray, shares: np.ndarray, center) -> np.ndarray:
+    """Weighted root-mean-square distance of the combined models' log times (rows of
+    ``logs``, weights ``shares`` summing to 1) from ``center``: the forms the backtest cannot
+    tell apart, and how far apart they are there."""
+    shares = shares.reshape((-1,) + (1,) * (np.ndim(logs) - 1))
+    return np.sqrt(np.sum(shares * (logs - center) ** 2, axis=0))
 
 
 def weighted_quantile(values: np.ndarray, weights: np.ndarray, level: float) -> float:
@@ -114,39 +137,67 @@ def training_quantile(artifact: dict, network: str, weights: dict, level: float)
 
 @dataclass(frozen=True)
 class Calibration:
-    """How wide the answer's interval is at each extrapolation ratio (log half-width)."""
+    """How wide the answer's interval is at each extrapolation ratio: normalized conformal on
+    the backtest. Each record's score is |answer's log error| / its difficulty, the difficulty
+    being sqrt(noise^2 + spread^2) (the series' training noise, the models' spread there); the
+    half-width at a row is the scores' ``level`` quantile near its ratio times the row's own
+    difficulty."""
 
     ratios: np.ndarray
-    errors: np.ndarray
+    scores: np.ndarray
     weights: np.ndarray
     inside: float  # at ratio 1, from the training residuals
+    noise: float  # this network's training noise (log), in the row's difficulty
 
-    def half_width(self, ratio: float, level: float) -> float:
+    def half_width(self, ratio: float, level: float, spread: np.ndarray) -> np.ndarray:
+        difficulty = np.sqrt(self.noise**2 + spread**2)
         if self.ratios.size == 0:
-            # Added to the models' spread (_combine): nothing calibrates it.
-            return self.inside + PRIOR_LOG_ERROR_PER_DOUBLING * math.log2(ratio)
-        nearest = float(self.ratios.min())
-        top = float(self.ratios.max())
-        at = min(max(ratio, nearest), top)
-        width = weighted_quantile(
-            np.abs(self.errors), kernel(self.ratios, at) * self.weights, level
-        )
+            # Nothing calibrates it: the models' spread plus a distance term (_combine).
+            return self.inside + PRIOR_LOG_ERROR_PER_DOUBLING * math.log2(ratio) + spread
+        nearest, top = float(self.ratios.min()), float(self.ratios.max())
+        quantile = self.quantile(min(max(ratio, nearest), top), level)
         if ratio > top:
-            width *= math.log2(2.0 * ratio) / math.log2(2.0 * top)
-        elif ratio < nearest:
+            # Beyond the ratios backtested: the scores' growth per doubling over the last
+            # doubling the backtest saw, carried on (none when it saw one ratio only).
+            below = max(top / 2.0, nearest)
+            if below < top:
+                per_doubling = (quantile - self.quantile(below, level)) / math.log2(top / below)
+                quantile += max(per_doubling, 0.0) * math.log2(ratio / top)
+        width = quantile * difficulty
+        if ratio < nearest:
             share = math.log2(ratio) / math.log2(nearest) if nearest > 1 else 1.0
             width = self.inside + share * (width - self.inside)
-        return max(width, self.inside)
+        return np.maximum(width, self.inside)
+
+    def quantile(self, ratio: float, level: float) -> float:
+        return weighted_quantile(self.scores, kernel(self.ratios, ratio) * self.weights, level)
 
 
 def calibration(artifact: dict, network: str, level: float) -> Calibration:
     fitted = fitted_models(artifact, network)
     records = records_of(artifact, network, fitted)
-    ratios, errors, weights = answer_errors(records, fitted)
+    ratios, errors, spreads, weights, networks = answer_errors(records, fitted)
+    noise = {n: training_noise(artifact, n) for n in set(networks) | {network}}
+    difficulty = np.sqrt(np.asarray([noise[n] for n in networks]) ** 2 + spreads**2)
+    scores_ = np.abs(errors) / np.maximum(difficulty, NOISE_FLOOR)
     inside = training_quantile(
         artifact, network, weights_at(artifact, network, 1.0, records), level
     )
-    return Calibration(ratios, errors, weights, inside)
+    return Calibration(ratios, scores_, weights, inside, max(noise[network], NOISE_FLOOR))
+
+
+def training_noise(artifact: dict, network: str) -> float:
+    """Root-mean-square log residual of the network's models on their training points (the
+    median over its fitted models): the measurements' own scatter."""
+    models = artifact["networks"][network]["models"]
+    found = []
+    for name in fitted_models(artifact, network):
+        stored = (models[name].get("interval") or {}).get("relative_residuals") or []
+        logs = np.log1p(np.asarray(stored, float))
+        logs = logs[np.isfinite(logs)]
+        if logs.size:
+            found.append(float(np.sqrt(np.mean(logs**2))))
+    return float(np.median(found)) if found else 0.0
 
 
 def asked_ratios(artifact: dict, network: str, rows: pd.DataFrame) -> np.ndarray:
@@ -199,7 +250,7 @@ def answer_table(
         ratio = 2.0 ** (step / RATIO_STEPS)
         candidates = per_iteration_models(fitted) if other else fitted
         weights = _usable(
-            weights_from(scores(records, float(ratio)), candidates or fitted, records.inside),
+            weights_from(records, float(ratio), candidates or fitted),
             tables,
             model_table,
             rows,
@@ -214,7 +265,9 @@ def answer_table(
             {m: _table(tables, model_table, m, rows) for m in weights},
             weights,
             at,
-            calibrated.half_width(float(ratio), level),
+            calibrated,
+            float(ratio),
+            level,
         )
         part["ratio"] = ratios[at]
         part["models"] = describe(weights)
@@ -260,24 +313,31 @@ def _table(cache: dict, model_table, name: str, rows: pd.DataFrame) -> pd.DataFr
     return cache[name]
 
 
-def _combine(tables: dict[str, pd.DataFrame], weights: dict, at: np.ndarray, width: float):
-    """The weighted geometric mean of the models' times at rows ``at``, with the interval: the
-    conformal half-width, or the models' weighted spread (form uncertainty), or the leading
-    model's bootstrap interval (constants uncertainty), whichever is widest."""
+def _combine(
+    tables: dict[str, pd.DataFrame],
+    weights: dict,
+    at: np.ndarray,
+    calibrated: Calibration,
+    ratio: float,
+    level: float,
+):
+    """The weighted geometric mean of the models' times at rows ``at`` (their median without a
+    backtest), with the interval: the calibrated half-width at the row's difficulty (the
+    combined models' spread there), or the leading model's bootstrap interval (constants
+    uncertainty), whichever is wider."""
     leading = max(weights, key=lambda m: (weights[m], m))
     first = tables[leading].iloc[at].copy()
     logs = np.stack([np.log(tables[m]["epoch_time_s"].to_numpy(float)[at]) for m in weights])
     w = np.asarray(list(weights.values()))[:, None]
     if w.sum() > 0:
         center = np.sum(w * logs, axis=0)
-        spread = SPREAD_Z * np.sqrt(np.sum(w * (logs - center) ** 2, axis=0))
+        spread = model_spread(logs, w[:, 0] / w.sum(), center)
     else:
         # Without a backtest (all weights 0): the median model at each row, robust to one
         # outlier, and every model's distance from it is form uncertainty.
         center = np.median(logs, axis=0)
         spread = np.max(np.abs(logs - center), axis=0)
-    # Without a backtest nothing calibrates the models' spread: the distance term adds to it.
-    half = np.maximum(width, spread) if w.sum() > 0 else width + spread
+    half = calibrated.half_width(ratio, level, spread)
     lo, hi = np.exp(center - half), np.exp(center + half)
     boot_lo = first["epoch_time_lo_s"].to_numpy(float)
     boot_hi = first["epoch_time_hi_s"].to_numpy(float)
@@ -316,9 +376,11 @@ def answer_block(artifact: dict, network: str) -> dict:
     else:
         why = (
             "models weighted by score^-2, the score being the mean |log error| when refitted on "
-            "fewer worker counts and asked beyond them at a comparable ratio; only models within "
-            f"{WITHIN_BEST:g}x of the best score take part (inside the measured range the score "
-            "is the training error)"
+            "fewer worker counts and asked beyond them at a comparable ratio; only models that a "
+            "paired comparison over the backtest cannot tell from the best take part (chance "
+            f"of scoring no worse than the best >= {INDISTINCT:g}; inside the measured range the "
+            f"score is the training error and models within {WITHIN_BEST:g}x of the best take "
+            "part)"
             + (
                 ""
                 if own
@@ -331,7 +393,7 @@ def answer_block(artifact: dict, network: str) -> dict:
         by_ratio.append(
             {
                 "ratio": ratio,
-                "weights": weights_from(found, fitted, records.inside) if fitted else {},
+                "weights": weights_from(records, float(ratio), fitted) if fitted else {},
                 "scores": {m: round(v, 6) for m, v in sorted(found.items())},
             }
         )
