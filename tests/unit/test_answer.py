@@ -12,7 +12,7 @@ import pytest
 from benchmarkscripts import load_benchmark
 from dlperf.models.answer import ANSWER, answer_warnings, weighted_quantile
 from dlperf.models.artifact import fit_framework
-from dlperf.models.prediction import predict_rows
+from dlperf.models.prediction import predict_rows, prediction_table
 
 # Cheap models keep the calibration tests quick; the benchmark fits every default model.
 MODELS = {"loglin": {}, "castello": {}, "usl": {}}
@@ -182,3 +182,18 @@ def test_published_accumulation_steps_are_read_as_printed():
     published = load_benchmark("published")
     printed = pd.Series([32.0, "64/gpus = 16", None, "8"])
     assert published.accumulation_steps(printed).tolist() == [32, 16, 1, 8]
+
+
+def test_a_model_that_predicts_a_non_positive_time_leaves_the_answer_to_the_others():
+    # Epoch time falling fast with the workers: loglin's fit crosses zero beyond 8 workers
+    # while castello and usl stay positive. The answer must come from those (a tiny study's
+    # report once failed here because the best-backtested model went non-positive).
+    points = series(1, [1, 2, 4, 8], 0.02, seed=3)
+    points = points.assign(epoch_time_s=points["epoch_time_s"] * (9 - points["procs"]) / 8)
+    artifact = fit_framework(points, "pytorch", {"linreg_sfs": {}, **MODELS}, seed=0, refits=5)
+    rows = points.iloc[[0]].assign(procs=16)
+    loglin = prediction_table(artifact, "net0", "loglin", rows)["epoch_time_s"].iloc[0]
+    assert loglin <= 0  # the situation this test is about
+    table = predict_rows(artifact, "net0", ANSWER, rows)
+    assert table["epoch_time_s"].iloc[0] > 0
+    assert "loglin" not in table["models"].iloc[0]

@@ -248,19 +248,16 @@ def answer_table(
     for step, other in sorted(set(zip(steps, longer, strict=True))):
         at = np.flatnonzero((steps == step) & (longer == other))
         ratio = 2.0 ** (step / RATIO_STEPS)
-        candidates = per_iteration_models(fitted) if other else fitted
-        weights = _usable(
-            weights_from(records, float(ratio), candidates or fitted),
-            tables,
-            model_table,
-            rows,
-            at,
-        )
-        if not weights:
+        # Only models that predict a positive time at every row of the group take part, so
+        # one model's nonsense far from the data (a linear fit crossing zero) leaves the others.
+        usable = _positive(fitted, tables, model_table, rows, at)
+        if not usable:
             raise ValueError(
                 f"no model of {network!r} predicts a positive epoch time at "
                 f"{len(at)} of the rows asked; ask nearer the measured configurations"
             )
+        preferred = per_iteration_models(usable) if other else usable
+        weights = weights_from(records, float(ratio), preferred or usable)
         part = _combine(
             {m: _table(tables, model_table, m, rows) for m in weights},
             weights,
@@ -289,15 +286,14 @@ def per_iteration_models(names: list[str]) -> list[str]:
     return [n for n in names if n in MODELS and capabilities_of(MODELS[n]).per_iteration]
 
 
-def _usable(weights: dict, cache: dict, model_table, rows: pd.DataFrame, at: np.ndarray) -> dict:
-    """The weights renormalised over the models that predict a positive time at every row."""
-    kept = {}
-    for name, weight in weights.items():
+def _positive(names: list[str], cache: dict, model_table, rows: pd.DataFrame, at) -> list[str]:
+    """The models among ``names`` that predict a finite positive epoch time at every row ``at``."""
+    kept = []
+    for name in names:
         epoch = _table(cache, model_table, name, rows)["epoch_time_s"].to_numpy(float)[at]
         if np.all(np.isfinite(epoch) & (epoch > 0)):
-            kept[name] = weight
-    total = sum(kept.values())
-    return {m: w / total for m, w in kept.items()} if total > 0 else kept
+            kept.append(name)
+    return kept
 
 
 def describe(weights: dict[str, float]) -> str:
