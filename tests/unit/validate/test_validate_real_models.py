@@ -151,7 +151,7 @@ def test_every_configured_protocol_informs_on_its_own_sweep(path):
 
     from dlperf import config as cfg
 
-    config = cfg.load(Path(__file__).parents[2] / path)
+    config = cfg.load(Path(__file__).parents[3] / path)
     runs = pd.DataFrame([asdict(run) for run in cfg.run_configs(config)])
     network = runs["network"].iloc[0]
     runs = runs[(runs["framework"] == runs["framework"].iloc[0]) & (runs["network"] == network)]

@@ -16,7 +16,7 @@ from dlperf.models.prediction import predict_rows, prediction_table
 
 # Cheap models keep the calibration tests quick; the benchmark fits every default model.
 MODELS = {"loglin": {}, "castello": {}, "usl": {}}
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+SHARED = Path(__file__).resolve().parents[3] / ".." / "shared" / "data"
 
 
 def law(procs, overhead, comm, noise, rng, steps=None):

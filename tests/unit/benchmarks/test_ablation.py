@@ -10,7 +10,7 @@ import pytest
 
 from benchmarkscripts import load_benchmark
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SHARED = ROOT / ".." / "shared" / "data"
 
 
