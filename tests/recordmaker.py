@@ -4,7 +4,16 @@ conftest.py there is imported from it). Not in conftest.py: several conftest mod
 
 from __future__ import annotations
 
+import itertools
+import math
+
+import numpy as np
+
 from dlperf.bench.spec import RunConfig
+from dlperf.io import atomic_write_json
+
+#: The configurations of study_records: (procs, batch).
+CONFIGS = list(itertools.product((1, 2, 4), (8, 16)))
 
 
 def make_record(procs=1, batch=8, data=64, rep=0, iter_s=0.01, status="ok", network="mlp"):
@@ -29,3 +38,30 @@ def make_record(procs=1, batch=8, data=64, rep=0, iter_s=0.01, status="ok", netw
             ranks=procs,
         )
     return record
+
+
+def study_records(seed: int, slow_config=None, factor=1.0, rep_sd=0.0, reps=3):
+    """Three repetitions of six configurations; iteration times with a few % of noise, each
+    repetition's level with ``rep_sd``; ``slow_config`` slowed by ``factor`` ("all": all)."""
+    rng = np.random.default_rng(seed)
+    records = []
+    for (procs, batch), rep in itertools.product(CONFIGS, range(reps)):
+        record = make_record(procs=procs, batch=batch, data=512, rep=rep)
+        base = 0.002 + 1e-4 * batch + 0.001 * (procs - 1) / procs
+        level = base * math.exp(rng.normal(0.0, rep_sd)) if rep_sd else base
+        times = level * rng.lognormal(0.0, 0.03, size=len(record["iter_times_s"]))
+        if slow_config in ((procs, batch), "all"):
+            times = times * factor
+        record["iter_times_s"] = times.tolist()
+        record["epoch_time_s"] = float(times.sum())
+        records.append(record)
+    return records
+
+
+def write_study(root, records):
+    """The records below ``root``'s runs/ as the bench rule names them; returns ``root``."""
+    for record in records:
+        c = record["config"]
+        name = f"n{c['nodes']}_p{c['procs']}_b{c['batch_size']}_d{c['data_size']}_r{c['rep']}"
+        atomic_write_json(root / "runs" / c["framework"] / c["network"] / f"{name}.json", record)
+    return root

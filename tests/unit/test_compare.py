@@ -2,57 +2,26 @@
 
 from __future__ import annotations
 
-import itertools
-import math
 import shutil
 import tarfile
 
-import numpy as np
 import pytest
 
 from dlperf import compare, compare_model, stages
 from dlperf.cli import main
-from dlperf.io import atomic_write_json
 from dlperf.models.artifact import fit_framework
 from dlperf.study_files import load_study
 from dlperf.tables import to_points
-from recordmaker import make_record
+from recordmaker import CONFIGS, make_record, study_records, write_study
 
-CONFIGS = list(itertools.product((1, 2, 4), (8, 16)))  # (procs, batch)
 SLOW = (2, 16)
-
-
-def _records(seed: int, slow_config=None, factor=1.0, rep_sd=0.0, reps=3):
-    """Three repetitions of six configurations; iteration times with a few % of noise, each
-    repetition's level with ``rep_sd``; ``slow_config`` slowed by ``factor`` ("all": all)."""
-    rng = np.random.default_rng(seed)
-    records = []
-    for (procs, batch), rep in itertools.product(CONFIGS, range(reps)):
-        record = make_record(procs=procs, batch=batch, data=512, rep=rep)
-        base = 0.002 + 1e-4 * batch + 0.001 * (procs - 1) / procs
-        level = base * math.exp(rng.normal(0.0, rep_sd)) if rep_sd else base
-        times = level * rng.lognormal(0.0, 0.03, size=len(record["iter_times_s"]))
-        if slow_config in ((procs, batch), "all"):
-            times = times * factor
-        record["iter_times_s"] = times.tolist()
-        record["epoch_time_s"] = float(times.sum())
-        records.append(record)
-    return records
-
-
-def _write_study(root, records):
-    for record in records:
-        c = record["config"]
-        name = f"n{c['nodes']}_p{c['procs']}_b{c['batch_size']}_d{c['data_size']}_r{c['rep']}"
-        atomic_write_json(root / "runs" / c["framework"] / c["network"] / f"{name}.json", record)
-    return root
 
 
 @pytest.fixture(scope="module")
 def studies(tmp_path_factory):
     root = tmp_path_factory.mktemp("compare")
-    a = _write_study(root / "a", _records(seed=1))
-    b = _write_study(root / "b", _records(seed=1, slow_config=SLOW, factor=1.15))
+    a = write_study(root / "a", study_records(seed=1))
+    b = write_study(root / "b", study_records(seed=1, slow_config=SLOW, factor=1.15))
     return a, b
 
 
@@ -121,7 +90,7 @@ def test_runs_outside_the_baseline_models_interval_are_flagged(studies, tmp_path
     record = make_record(procs=8, batch=8, data=512)
     record["iter_times_s"] = [0.05] * len(record["iter_times_s"])
     record["epoch_time_s"] = 0.05 * len(record["iter_times_s"])
-    _write_study(far, [record])
+    write_study(far, [record])
     flags, notes = compare_model.check_against_model(baseline, load_study(far), "generic", 0.99)
     assert flags["configuration"].tolist() == ["pytorch/mlp cpu n1 p8 b8 d512"]
     assert not flags["baseline_inside"].iloc[0] and notes == []
@@ -141,15 +110,15 @@ def test_unreadable_inputs_are_named(tmp_path, capsys):
 
 
 def test_disturbed_repetitions_are_left_out_of_the_test(tmp_path):
-    base = _records(seed=2)
+    base = study_records(seed=2)
     for record in base:  # repetition 2 of every configuration ran 20% slower, disturbed
         if record["config"]["rep"] == 2:
             record["iter_times_s"] = [t * 1.2 for t in record["iter_times_s"]]
             record["epoch_time_s"] *= 1.2
             record["noise"] = {"foreign_cpu_fraction": 0.4}
-    cand = _records(seed=3, slow_config=SLOW, factor=1.1)
-    a = _write_study(tmp_path / "a", base)
-    b = _write_study(tmp_path / "b", cand)
+    cand = study_records(seed=3, slow_config=SLOW, factor=1.1)
+    a = write_study(tmp_path / "a", base)
+    b = write_study(tmp_path / "b", cand)
     result = compare.compare(load_study(a), load_study(b), compare.Settings())
     assert (result.rows["disturbed_runs"] == 1).all() and (result.rows["baseline_reps"] == 2).all()
     assert result.regressions["configuration"].tolist() == ["pytorch/mlp cpu n1 p2 b16 d512"]
@@ -163,8 +132,10 @@ def test_disturbed_repetitions_are_left_out_of_the_test(tmp_path):
 
 def test_a_small_slowdown_of_every_configuration_is_a_regression_of_the_framework(tmp_path):
     """6 % on each of six noisy configurations: few settled alone, the framework overall."""
-    a = _write_study(tmp_path / "a", _records(seed=4, rep_sd=0.06))
-    b = _write_study(tmp_path / "b", _records(seed=5, slow_config="all", factor=1.06, rep_sd=0.06))
+    a = write_study(tmp_path / "a", study_records(seed=4, rep_sd=0.06))
+    b = write_study(
+        tmp_path / "b", study_records(seed=5, slow_config="all", factor=1.06, rep_sd=0.06)
+    )
     result = compare.compare(load_study(a), load_study(b), compare.Settings())
     assert len(result.regressions) < len(CONFIGS) / 2
     group = result.groups.set_index("group").loc["pytorch"]
@@ -181,9 +152,9 @@ def test_a_small_slowdown_of_every_configuration_is_a_regression_of_the_framewor
 
 
 def test_a_slowdown_the_evidence_cannot_settle_is_listed_with_the_repetitions_needed(tmp_path):
-    a = _write_study(tmp_path / "a", _records(seed=6, rep_sd=0.08, reps=2))
-    b = _write_study(
-        tmp_path / "b", _records(seed=7, slow_config=SLOW, factor=1.12, rep_sd=0.08, reps=2)
+    a = write_study(tmp_path / "a", study_records(seed=6, rep_sd=0.08, reps=2))
+    b = write_study(
+        tmp_path / "b", study_records(seed=7, slow_config=SLOW, factor=1.12, rep_sd=0.08, reps=2)
     )
     result = compare.compare(load_study(a), load_study(b), compare.Settings())
     row = result.rows.set_index("configuration").loc["pytorch/mlp cpu n1 p2 b16 d512"]
@@ -247,19 +218,19 @@ def main_status(argv) -> int:
 
 
 def test_studies_whose_every_run_was_disturbed_cannot_pass_the_gate(tmp_path, capsys):
-    disturbed = _records(seed=8)
+    disturbed = study_records(seed=8)
     for record in disturbed:
         record["noise"] = {"foreign_cpu_fraction": 0.5}
-    a = _write_study(tmp_path / "a", _records(seed=9))
-    b = _write_study(tmp_path / "b", disturbed)
+    a = write_study(tmp_path / "a", study_records(seed=9))
+    b = write_study(tmp_path / "b", disturbed)
     assert main(["compare", str(a), str(b)]) == 2
     assert "no configuration" in capsys.readouterr().err
     assert main(["compare", str(a), str(b), "--keep-disturbed"]) == 0
 
 
 def test_one_repetition_per_study_is_compared_without_a_verdict(tmp_path):
-    a = _write_study(tmp_path / "a", _records(seed=10, reps=1))
-    b = _write_study(tmp_path / "b", _records(seed=11, slow_config=SLOW, factor=1.3, reps=1))
+    a = write_study(tmp_path / "a", study_records(seed=10, reps=1))
+    b = write_study(tmp_path / "b", study_records(seed=11, slow_config=SLOW, factor=1.3, reps=1))
     result = compare.compare(load_study(a), load_study(b), compare.Settings())
     assert (result.rows["verdict"] == "same").all() and not result.failed
     assert result.inconclusive["configuration"].tolist() == ["pytorch/mlp cpu n1 p2 b16 d512"]
@@ -271,8 +242,10 @@ def test_one_repetition_per_study_is_compared_without_a_verdict(tmp_path):
 def test_ten_percent_on_one_quiet_configuration_is_a_named_regression(tmp_path, capsys):
     """Issue 27's target on a quiet machine: repetitions spreading <= 5 %, one configuration
     10 % slower among six: exit 1, named."""
-    a = _write_study(tmp_path / "a", _records(seed=12, rep_sd=0.01))
-    b = _write_study(tmp_path / "b", _records(seed=13, slow_config=SLOW, factor=1.10, rep_sd=0.01))
+    a = write_study(tmp_path / "a", study_records(seed=12, rep_sd=0.01))
+    b = write_study(
+        tmp_path / "b", study_records(seed=13, slow_config=SLOW, factor=1.10, rep_sd=0.01)
+    )
     result = compare.compare(load_study(a), load_study(b), compare.Settings())
     slowed = result.rows.set_index("configuration").loc["pytorch/mlp cpu n1 p2 b16 d512"]
     assert slowed["run_spread"] <= 0.05
@@ -284,13 +257,13 @@ def test_ten_percent_on_one_quiet_configuration_is_a_named_regression(tmp_path, 
 def test_runs_of_another_precision_are_another_configuration(tmp_path, capsys):
     """A bf16 run is not the baseline of an fp32 one: they are compared apart, and the label
     names the precision where it is not the default."""
-    fp32 = _records(seed=1)
-    bf16 = _records(seed=2)
+    fp32 = study_records(seed=1)
+    bf16 = study_records(seed=2)
     for record in bf16:
         record["config"]["precision"] = "bf16"
-    base = _write_study(tmp_path / "a", fp32)
-    cand = _write_study(tmp_path / "b", bf16)
+    base = write_study(tmp_path / "a", fp32)
+    cand = write_study(tmp_path / "b", bf16)
     assert main(["compare", str(base), str(cand)]) == 2  # a gate passes nothing it cannot judge
     err = capsys.readouterr().err
     assert "share no configuration" in err and "precision=bf16" in err
-    assert main(["compare", str(cand), str(_write_study(tmp_path / "c", bf16))]) == 0
+    assert main(["compare", str(cand), str(write_study(tmp_path / "c", bf16))]) == 0

@@ -3,14 +3,13 @@ and its A/A rows count nothing on a study compared with itself."""
 
 from __future__ import annotations
 
-from test_compare import _records, _write_study
-
 from benchmarkscripts import load_benchmark
+from recordmaker import study_records, write_study
 
 
 def test_detection_benchmark_finds_planted_slowdowns_and_no_self_alarms(tmp_path, capsys):
     detection = load_benchmark("compare_detection")
-    study = _write_study(tmp_path / "a", _records(seed=3))
+    study = write_study(tmp_path / "a", study_records(seed=3))
     assert detection.main([str(study)]) == 0
     out = capsys.readouterr().out
     assert "6 configurations, 18 successful runs, 0 disturbed" in out
