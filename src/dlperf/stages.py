@@ -219,26 +219,3 @@ def validate_frameworks(
     if combined is not None:
         combine([validation_files(out_dir, f)[1] for f in frameworks], combined)
     return summaries
-
-
-def compare_studies(studies: Sequence[PathLike], settings, output_format: str) -> tuple[bool, str]:
-    """Compare studies (oldest first): two as baseline and candidate, more as a history, each
-    with the one before. Returns whether the last step regressed, and the answer as text in
-    ``output_format`` (markdown or html)."""
-    from dlperf.compare import compare
-    from dlperf.compare_history import history
-    from dlperf.compare_render import render, render_history
-    from dlperf.errors import UsageError
-    from dlperf.study_files import load_study
-
-    if len(studies) < 2:
-        raise UsageError(
-            f"compare needs two or more studies (oldest first), got {len(studies)}; "
-            "name a baseline and a candidate"
-        )
-    loaded = [load_study(s) for s in studies]
-    if len(loaded) == 2:
-        result = compare(loaded[0], loaded[1], settings)
-        return result.failed, render(result, output_format)
-    steps = history(loaded, settings)  # the exit status is the last step's
-    return steps.last.failed, render_history(steps, output_format)

@@ -136,8 +136,8 @@ def add_compare(sub) -> None:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from dlperf import stages
     from dlperf.compare import Settings
+    from dlperf.compare_studies import compare_studies
     from dlperf.io import atomic_write_text
 
     settings = Settings(
@@ -147,7 +147,7 @@ def run_compare(args: argparse.Namespace) -> int:
         keep_disturbed=args.keep_disturbed,
         model=args.model_name,
     )
-    failed, text = stages.compare_studies(args.studies, settings, args.format)
+    failed, text = compare_studies(args.studies, settings, args.format)
     if args.out:
         atomic_write_text(args.out, text)
         print(f"{'regression' if failed else 'no regression'} -> {args.out}")
