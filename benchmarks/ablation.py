@@ -32,13 +32,13 @@ import pandas as pd
 from common import markers, write_between_markers
 from published import lambda_series, mxnet_batch_series, nvidia_grid_series, ssd300_series
 
-from dlperf.config import schema
+from dlperf.config import default_models
 from dlperf.external import load_points
 from dlperf.models.terms import DEFAULT_TERMS
 from dlperf.validate.crossval import cross_validate
 
 # The models fitted by default: the config schema's default models section.
-DEFAULT_MODELS = list(schema()["properties"]["models"]["default"])
+DEFAULT_MODELS = default_models()
 
 # The expression before the physics terms (and the default while no data support them).
 BASE = ["fixed", "overhead", "compute", "allreduce_bw", "allreduce_lat", "internode"]

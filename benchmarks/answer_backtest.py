@@ -31,14 +31,14 @@ from published import (
     ssd300_series,
 )
 
-from dlperf.config import schema
+from dlperf.config import default_models
 from dlperf.models.answer import ANSWER
 from dlperf.models.artifact import fit_framework
 from dlperf.models.intervals import DEFAULT_REFITS
 from dlperf.models.prediction import prediction_table
 
 # The models fitted by default: the config schema's default models section.
-DEFAULT_MODELS = list(schema()["properties"]["models"]["default"])
+DEFAULT_MODELS = default_models()
 
 TABLES = {
     "Lambda (1-8 GPUs)": lambda_series,

@@ -24,6 +24,11 @@ def schema() -> dict:
     return yaml.safe_load(text)
 
 
+def default_models() -> list[str]:
+    """The models a study fits when its config names none (the schema's default)."""
+    return list(schema()["properties"]["models"]["default"])
+
+
 def _with_defaults(validator_class):
     """A validator that also fills in each property's default (as Snakemake's validate does)."""
     validate_properties = validator_class.VALIDATORS["properties"]

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dlperf.config import schema
+from dlperf.config import default_models
 from dlperf.folds import configuration_groups
 from dlperf.io import SCHEMA_VERSION
 from dlperf.models import MODELS, make_model, model_from_dict
@@ -23,7 +23,7 @@ from dlperf.models.prediction import extrapolation_warnings, predict_rows
 from dlperf.report.curves import model_curve
 
 # The models fitted by default: the config schema's default models section.
-DEFAULT_MODELS = list(schema()["properties"]["models"]["default"])
+DEFAULT_MODELS = default_models()
 
 
 def timings(device: str = "cpu", seed: int = 0, nodes=(1,), procs=(1, 2, 4)) -> pd.DataFrame:

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dlperf.config import schema
+from dlperf.config import default_models
 from dlperf.models import (
     MODELS,
     capabilities_of,
@@ -18,7 +18,7 @@ from dlperf.models import (
 )
 
 # The models fitted by default: the config schema's default models section.
-DEFAULT_MODELS = list(schema()["properties"]["models"]["default"])
+DEFAULT_MODELS = default_models()
 
 
 def table(t_iter, procs, batches, data_size=4096):

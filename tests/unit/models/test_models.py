@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dlperf.config import schema
+from dlperf.config import default_models
 from dlperf.folds import kfold_indices
 from dlperf.io import dumps_json
 from dlperf.models import (
@@ -28,7 +28,7 @@ from dlperf.models.linreg_sfs import CANDIDATES, LinregSFSModel, forward_select
 from dlperf.models.penalty import choose_lambda
 
 # The models fitted by default: the config schema's default models section.
-DEFAULT_MODELS = list(schema()["properties"]["models"]["default"])
+DEFAULT_MODELS = default_models()
 
 TRUE = {
     "fixed": 0.5,
