@@ -20,6 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from dlperf.errors import InputFileError
 from dlperf.io import SCHEMA_VERSION, atomic_write_json
 
 COMPLETE_MARKER = ".dlperf-complete"
@@ -69,7 +70,7 @@ def build(
     """Create (or reuse) the environment for ``requirements``; return its directory."""
     log = log or sys.stdout
     if not requirements.exists():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"no requirements file for framework {framework!r}: {requirements} does not exist. "
             f"Add envs/{framework}.txt or remove {framework!r} from `frameworks` in the config."
         )

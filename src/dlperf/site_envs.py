@@ -21,6 +21,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from dlperf.errors import DlperfError
 from dlperf.io import SCHEMA_VERSION, atomic_write_json, atomic_write_text
 
 #: The module a framework imports as, and the distributions whose versions are its own.
@@ -44,7 +45,7 @@ print(json.dumps({"python_version": platform.python_version(), "executable": sys
 """
 
 
-class EnvironmentProblem(ValueError):
+class EnvironmentProblem(DlperfError):
     """A site environment cannot run the benchmarks; the message names what it lacks."""
 
 
