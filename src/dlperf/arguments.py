@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 from collections.abc import Callable, Sequence
 
 from dlperf.errors import UsageError
@@ -77,13 +76,6 @@ def number(
 
     parse.__name__ = what
     return parse
-
-
-def existing(text: str) -> str:
-    """An argument type: the path of an input file or directory, refused when it is not there."""
-    if not os.path.exists(text):
-        raise argparse.ArgumentTypeError(f"{text} does not exist; check the path")
-    return text
 
 
 def duration(text: str) -> str:
@@ -200,7 +192,6 @@ def timings_input() -> argparse.ArgumentParser:
         "--timings",
         required=True,
         nargs="+",
-        type=existing,
         help="results/timings.csv and/or external timings CSVs (docs/external-timings.md)",
     )
     return parent
@@ -225,9 +216,7 @@ def results_option() -> argparse.ArgumentParser:
 def artifact_options(model_name_help: str) -> argparse.ArgumentParser:
     """The model artifact a prediction reads, the model and network in it, the interval level."""
     parent = Parser(add_help=False)
-    parent.add_argument(
-        "--model", required=True, type=existing, help="model artifact (results/models/<fw>.json)"
-    )
+    parent.add_argument("--model", required=True, help="model artifact (results/models/<fw>.json)")
     parent.add_argument("--model-name", default="answer", help=model_name_help)
     parent.add_argument("--network", help="needed when the artifact covers several networks")
     parent.add_argument("--level", type=LEVEL, default=0.9, help="prediction-interval level (0.9)")

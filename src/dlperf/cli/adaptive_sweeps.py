@@ -64,7 +64,7 @@ def add_adaptive_round(sub) -> None:
         help="choose the next round of an adaptive sweep (the workflow's step)",
         parents=[arg.config_options("workflow config (sweep and adaptive sections)")],
     )
-    p.add_argument("records", nargs="*", type=arg.existing, help="run records of the rounds before")
+    p.add_argument("records", nargs="*", help="run records of the rounds before")
     p.add_argument(
         "--round", type=arg.NON_NEGATIVE, required=True, help="the round to choose (0 = initial)"
     )

@@ -114,7 +114,7 @@ def run_bench(args: argparse.Namespace) -> int:
 
 def add_aggregate(sub) -> None:
     p = sub.add_parser("aggregate", help="run records -> timings table and failures table")
-    p.add_argument("records", nargs="*", type=arg.existing, help="run record files")
+    p.add_argument("records", nargs="*", help="run record files")
     p.add_argument("--runs-dir", help="take every *.json below this directory")
     p.add_argument("--timings", required=True, help="output CSV")
     p.add_argument("--parquet", help="output Parquet (optional)")

@@ -125,12 +125,7 @@ def run_validate(args: argparse.Namespace) -> int:
 
 def add_combine(sub) -> None:
     p = sub.add_parser("combine", help="concatenate per-framework tables of the same columns")
-    p.add_argument(
-        "tables",
-        nargs="+",
-        type=arg.existing,
-        help="CSV files, e.g. results/validation/*.summary.csv",
-    )
+    p.add_argument("tables", nargs="+", help="CSV files, e.g. results/validation/*.summary.csv")
     p.add_argument("--out", required=True, help="combined CSV")
     p.set_defaults(func=run_combine)
 

@@ -13,20 +13,10 @@ def add_report(sub) -> None:
         help="render the HTML report",
         parents=[arg.timings_input(), arg.config_options("workflow config, shown in the report")],
     )
-    p.add_argument(
-        "--failures",
-        type=arg.existing,
-        help="failures table of our own runs (results/failures.csv)",
-    )
-    p.add_argument("--models", nargs="+", required=True, type=arg.existing, help="model artifacts")
-    p.add_argument("--summary", required=True, type=arg.existing, help="validation summary CSV")
-    p.add_argument(
-        "--predictions",
-        nargs="*",
-        default=[],
-        type=arg.existing,
-        help="per-framework validation CSVs",
-    )
+    p.add_argument("--failures", help="failures table of our own runs (results/failures.csv)")
+    p.add_argument("--models", nargs="+", required=True, help="model artifacts")
+    p.add_argument("--summary", required=True, help="validation summary CSV")
+    p.add_argument("--predictions", nargs="*", default=[], help="per-framework validation CSVs")
     p.add_argument("--out", required=True, help="index.html to write")
     p.add_argument(
         "--results",
@@ -37,7 +27,6 @@ def add_report(sub) -> None:
         "--adaptive-rounds",
         nargs="*",
         default=[],
-        type=arg.existing,
         help="round files of an adaptive sweep (results/adaptive/round*.json)",
     )
     p.add_argument(
