@@ -20,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dlperf.errors import InputFileError
+from dlperf.errors import EnvironmentProblem, InputFileError
 from dlperf.io import SCHEMA_VERSION, atomic_write_json
 
 COMPLETE_MARKER = ".dlperf-complete"
@@ -57,7 +57,7 @@ def _run(argv: list[str], log) -> None:
     print("+", " ".join(argv), file=log, flush=True)
     proc = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT)
     if proc.returncode != 0:
-        raise RuntimeError(
+        raise EnvironmentProblem(
             f"building the environment failed: `{' '.join(argv)}` exited with {proc.returncode}; "
             "the log above shows pip's error (a pin that does not exist for this Python or "
             "platform, or a package index that cannot be reached)"

@@ -46,3 +46,8 @@ class UnusablePrediction(DlperfError):
 class NotComparable(DlperfError):
     """Two studies that cannot be compared: no successful run, no configuration in common, or
     every shared one disturbed."""
+
+
+class EnvironmentProblem(DlperfError):
+    """A framework environment that cannot be built (pip failed) or, for one a site provides,
+    cannot run the benchmarks; the message names what it lacks."""
