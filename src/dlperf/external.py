@@ -196,8 +196,9 @@ def read_external(path: str | os.PathLike) -> pd.DataFrame:
     return tables.to_points(read_external_runs(path))
 
 
-def read_external_runs(path: str | os.PathLike) -> pd.DataFrame:
-    """The external CSV as runs: one row per measurement (repetitions apart), checked."""
+def _read_raw(path: str | os.PathLike) -> tuple[pd.DataFrame, str]:
+    """The external CSV's cells as text, and the time column it is read by; an error naming
+    the fix when the file is not a table of runs."""
     try:
         raw = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
     except FileNotFoundError:
@@ -224,7 +225,12 @@ def read_external_runs(path: str | os.PathLike) -> pd.DataFrame:
             "has epoch_time_s but no data_size column; data_size (samples per epoch) "
             "fixes how many iterations the epoch had, so add it",
         )
+    return raw, time_column
 
+
+def read_external_runs(path: str | os.PathLike) -> pd.DataFrame:
+    """The external CSV as runs: one row per measurement (repetitions apart), checked."""
+    raw, time_column = _read_raw(path)
     frame = pd.DataFrame(index=raw.index)
     for column in ("framework", "network", "device"):
         if column in raw.columns:
