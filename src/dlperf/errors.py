@@ -23,14 +23,15 @@ class UnknownName(DlperfError):
 
 
 class UsageError(DlperfError):
-    """A command line whose values each pass their check but that asks for something
-    impossible together (options that exclude or need each other, too few inputs)."""
+    """A command line that asks for something dlperf cannot do beyond what the argument types
+    check: options that exclude or need each other, too few inputs, a deadline it cannot read."""
 
 
 class ConfigError(DlperfError):
-    """A configuration (a config file, ``--config-json``, a model's settings) that breaks the
-    schema or a rule the schema cannot express. :mod:`dlperf.config` raises it; the models
-    raise it for settings they cannot use, without importing the config machinery."""
+    """A configuration (a config file, ``--config-json``, a model's settings, one benchmark
+    run's configuration) that breaks the schema or a rule the schema cannot express.
+    :mod:`dlperf.config` raises it; the models and ``bench.spec.RunConfig`` raise it for values
+    they cannot use, without importing the config machinery."""
 
 
 class InputFileError(DlperfError):
