@@ -27,6 +27,7 @@ from typing import BinaryIO
 
 from dlperf import crate
 from dlperf import rerun as rerun_study
+from dlperf.errors import DlperfError
 from dlperf.io import atomic_path, dumps_json, read_json
 from dlperf.layout import ARCHIVE_CONFIG as CONFIG
 from dlperf.layout import ARCHIVE_MANIFEST as MANIFEST
@@ -38,7 +39,7 @@ CHUNK = 1 << 18  # tarfile copies a read a few times over: a small chunk keeps t
 MAX_SMALL_MEMBER = 64 << 20
 
 
-class ArchiveError(ValueError):
+class ArchiveError(DlperfError):
     pass
 
 

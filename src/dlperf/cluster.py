@@ -32,6 +32,8 @@ import os
 import shlex
 from collections.abc import Mapping
 
+from dlperf.errors import ConfigError
+
 #: Resource names :func:`bench_resources` sets, in the order the rule lists them.
 RESOURCE_NAMES = (
     "nodes",
@@ -53,7 +55,7 @@ RUNTIME_MARGIN_MIN = 10
 SLURM_EXECUTORS = ("slurm", "slurm-jobstep")
 
 
-class ClusterConfigError(ValueError):
+class ClusterConfigError(ConfigError):
     pass
 
 

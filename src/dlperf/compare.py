@@ -35,6 +35,7 @@ from scipy import stats
 
 from dlperf import compare_stats
 from dlperf.compare_model import MODEL_COLUMNS, check_against_model, label
+from dlperf.errors import NotComparable
 from dlperf.study_files import StudyFiles
 from dlperf.tables import INPUT_COLUMNS, NOISY_FOREIGN_CPU, POINT_KEYS
 
@@ -335,10 +336,10 @@ def compare(baseline: StudyFiles, candidate: StudyFiles, settings: Settings) -> 
     cand = repetitions_by_configuration(candidate.records)
     if not base or not cand:
         empty = baseline.source if not base else candidate.source
-        raise ValueError(f"{empty} has no successful run to compare; check its failures.csv")
+        raise NotComparable(f"{empty} has no successful run to compare; check its failures.csv")
     rows, groups, not_tested, prior_df = compare_configurations(base, cand, settings)
     if rows.empty and not_tested:
-        raise ValueError(
+        raise NotComparable(
             f"no configuration of {baseline.source} and {candidate.source} could be tested: "
             f"every one had all its runs in one study disturbed by other programs (e.g. "
             f"{not_tested[0].split(':')[0]}); measure again on a quiet machine, or compare "
@@ -346,7 +347,7 @@ def compare(baseline: StudyFiles, candidate: StudyFiles, settings: Settings) -> 
         )
     if rows.empty:
         # A gate must not pass what it could not judge.
-        raise ValueError(
+        raise NotComparable(
             f"{baseline.source} and {candidate.source} share no configuration (e.g. "
             f"{label(dict(zip(CONFIG_KEYS, min(base), strict=True)))} against "
             f"{label(dict(zip(CONFIG_KEYS, min(cand), strict=True)))}); compare studies of the "

@@ -13,10 +13,7 @@ import yaml
 
 from dlperf import sweep_checks
 from dlperf.bench.spec import RunConfig, precision_problem
-
-
-class ConfigError(ValueError):
-    pass
+from dlperf.errors import ConfigError
 
 
 def schema() -> dict:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from dlperf.errors import UsageError
+
 UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
 
@@ -12,13 +14,13 @@ def parse_duration(text: str) -> float:
     """'3600', '90s', '45m', '2.5h', '1d' -> seconds."""
     match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(s|m|min|h|d)?\s*", str(text))
     if not match:
-        raise ValueError(
+        raise UsageError(
             f"cannot read the deadline {text!r}; write a number of seconds or add a unit: "
             "90s, 45m, 2.5h, 1d"
         )
     seconds = float(match.group(1)) * UNITS[match.group(2) or "s"]
     if seconds <= 0:
-        raise ValueError(f"the deadline must be positive, got {text!r}")
+        raise UsageError(f"the deadline must be positive, got {text!r}")
     return seconds
 
 

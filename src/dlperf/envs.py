@@ -20,6 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from dlperf.errors import EnvironmentProblem, InputFileError
 from dlperf.io import SCHEMA_VERSION, atomic_write_json
 
 COMPLETE_MARKER = ".dlperf-complete"
@@ -56,7 +57,7 @@ def _run(argv: list[str], log) -> None:
     print("+", " ".join(argv), file=log, flush=True)
     proc = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT)
     if proc.returncode != 0:
-        raise RuntimeError(
+        raise EnvironmentProblem(
             f"building the environment failed: `{' '.join(argv)}` exited with {proc.returncode}; "
             "the log above shows pip's error (a pin that does not exist for this Python or "
             "platform, or a package index that cannot be reached)"
@@ -69,7 +70,7 @@ def build(
     """Create (or reuse) the environment for ``requirements``; return its directory."""
     log = log or sys.stdout
     if not requirements.exists():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"no requirements file for framework {framework!r}: {requirements} does not exist. "
             f"Add envs/{framework}.txt or remove {framework!r} from `frameworks` in the config."
         )

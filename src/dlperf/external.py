@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from dlperf import tables
+from dlperf.errors import DlperfError, InputFileError, UsageError
 from dlperf.limits import (
     MAX_BATCH,
     MAX_COUNT,
@@ -66,7 +67,7 @@ DEFAULT_ITERATIONS = 100
 OWN_FORMAT_MARKERS = ["rep", "iter_time_median_s", "epoch_time_s", "network", "device", "data_size"]
 
 
-class ExternalTimingsError(ValueError):
+class ExternalTimingsError(DlperfError):
     pass
 
 
@@ -80,7 +81,7 @@ def load_all_points(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> p
         return load_points(paths)
     frames = [load_points(path) for path in paths]
     if not frames:
-        raise ValueError("no timings file given: pass results/timings.csv or an external CSV")
+        raise UsageError("no timings file given: pass results/timings.csv or an external CSV")
     return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
 
@@ -88,7 +89,7 @@ def load_runs(paths: Sequence[str | os.PathLike]) -> pd.DataFrame:
     """Every run (repetitions apart) of one or several timings files, ours or external."""
     frames = []
     for path in paths:
-        header = pd.read_csv(path, nrows=0).columns
+        header = columns_of(path)
         frames.append(
             tables.read_timings(path) if is_own_timings(header) else read_external_runs(path)
         )
@@ -100,17 +101,22 @@ def frameworks_in(path: str | os.PathLike) -> list[str]:
     return sorted(read_external(path)["framework"].unique())
 
 
-def load_points(path: str | os.PathLike) -> pd.DataFrame:
-    """Points from either our timings table or an external CSV (told apart by their columns)."""
+def columns_of(path: str | os.PathLike) -> pd.Index:
+    """The header of a timings file (ours or external); an error naming the file and the fix
+    when it is missing or not a CSV."""
     try:
-        header = pd.read_csv(path, nrows=0).columns
+        return pd.read_csv(path, nrows=0).columns
     except FileNotFoundError:
-        raise FileNotFoundError(f"timings file {path} does not exist") from None
+        raise InputFileError(f"timings file {path} does not exist") from None
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise ExternalTimingsError(
             f"{path} is not a readable CSV ({exc}){_header_hint(path)}"
         ) from None
-    if is_own_timings(header):
+
+
+def load_points(path: str | os.PathLike) -> pd.DataFrame:
+    """Points from either our timings table or an external CSV (told apart by their columns)."""
+    if is_own_timings(columns_of(path)):
         return tables.to_points(tables.read_timings(path))
     return read_external(path)
 
@@ -190,10 +196,13 @@ def read_external(path: str | os.PathLike) -> pd.DataFrame:
     return tables.to_points(read_external_runs(path))
 
 
-def read_external_runs(path: str | os.PathLike) -> pd.DataFrame:
-    """The external CSV as runs: one row per measurement (repetitions apart), checked."""
+def _read_raw(path: str | os.PathLike) -> tuple[pd.DataFrame, str]:
+    """The external CSV's cells as text, and the time column it is read by; an error naming
+    the fix when the file is not a table of runs."""
     try:
         raw = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+    except FileNotFoundError:
+        raise InputFileError(f"timings file {path} does not exist") from None
     except pd.errors.EmptyDataError:
         _fail(path, "the file is empty")
     except pd.errors.ParserError as exc:
@@ -216,7 +225,12 @@ def read_external_runs(path: str | os.PathLike) -> pd.DataFrame:
             "has epoch_time_s but no data_size column; data_size (samples per epoch) "
             "fixes how many iterations the epoch had, so add it",
         )
+    return raw, time_column
 
+
+def read_external_runs(path: str | os.PathLike) -> pd.DataFrame:
+    """The external CSV as runs: one row per measurement (repetitions apart), checked."""
+    raw, time_column = _read_raw(path)
     frame = pd.DataFrame(index=raw.index)
     for column in ("framework", "network", "device"):
         if column in raw.columns:

@@ -13,6 +13,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from dlperf.errors import InputFileError
+
 SCHEMA_VERSION = 1
 
 
@@ -66,5 +68,13 @@ def atomic_write_json(path: str | os.PathLike, obj: object) -> None:
 
 
 def read_json(path: str | os.PathLike) -> object:
-    with open(path, encoding="utf-8") as fh:
-        return json.load(fh)
+    """A JSON file; a missing, truncated or malformed one is an error naming the file."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except FileNotFoundError:
+        raise InputFileError(f"{path} does not exist; check the path") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputFileError(
+            f"{path} is not valid JSON ({exc}); write it again with the command that made it"
+        ) from exc

@@ -21,6 +21,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from dlperf.errors import EnvironmentProblem
 from dlperf.io import SCHEMA_VERSION, atomic_write_json, atomic_write_text
 
 #: The module a framework imports as, and the distributions whose versions are its own.
@@ -42,10 +43,6 @@ packages = sorted(f"{name}=={version}" for name, version in names)
 print(json.dumps({"python_version": platform.python_version(), "executable": sys.executable,
                   "missing": missing, "packages": packages}))
 """
-
-
-class EnvironmentProblem(ValueError):
-    """A site environment cannot run the benchmarks; the message names what it lacks."""
 
 
 def probe(framework: str, python: str, where: str) -> dict:

@@ -92,7 +92,7 @@ def validate(
 
 def combine(csvs: Sequence[PathLike], out: PathLike) -> pd.DataFrame:
     """Concatenate per-framework tables (same columns) into one."""
-    frames = [pd.read_csv(p) for p in csvs]
+    frames = [tables.read_csv(p) for p in csvs]
     combined = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     tables.write_csv(combined, out)
     return combined
@@ -159,7 +159,7 @@ def chosen_frameworks(
     (UnknownName naming the ones they hold), or every framework the timings hold."""
     from dlperf.bench.spec import FRAMEWORKS
     from dlperf.errors import UnknownName
-    from dlperf.external import is_own_timings, load_all_points
+    from dlperf.external import columns_of, is_own_timings, load_all_points
 
     paths = [timings_csv] if isinstance(timings_csv, (str, os.PathLike)) else list(timings_csv)
     held = set(load_all_points(paths)["framework"].dropna().astype(str))
@@ -167,7 +167,7 @@ def chosen_frameworks(
         return sorted(held)
     # Our own table leaves out a framework whose every run failed (failures.csv keeps those):
     # such a framework is fitted as "no successful run", not refused.
-    if any(is_own_timings(pd.read_csv(path, nrows=0).columns) for path in paths):
+    if any(is_own_timings(columns_of(path)) for path in paths):
         held |= set(FRAMEWORKS)
     unknown = [name for name in requested if name not in held]
     if unknown:

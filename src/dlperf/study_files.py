@@ -14,6 +14,7 @@ import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from dlperf.errors import InputFileError
 from dlperf.layout import CONFIG, MODELS, RESULTS, RUNS, WORKFLOW
 from dlperf.tables import RecordError, read_record, record_problem
 
@@ -31,7 +32,7 @@ def _results_dir(path: Path) -> Path:
         return path
     if (path / RESULTS / RUNS).is_dir():
         return path / RESULTS
-    raise ValueError(
+    raise InputFileError(
         f"{path} holds no run records (no {RUNS}/ or {WORKFLOW.runs}/ below it); name a results "
         "directory written by the workflow, or an archive written by `dlperf archive`"
     )
@@ -95,12 +96,12 @@ def _from_archive(path: Path) -> StudyFiles:
                     )
                 study.records.append(data)
     except (tarfile.TarError, EOFError, json.JSONDecodeError) as exc:
-        raise ValueError(
+        raise InputFileError(
             f"{path} is not a readable dlperf archive ({exc}); check it with "
             "`dlperf verify-archive`"
         ) from exc
     if not study.records:
-        raise ValueError(
+        raise InputFileError(
             f"{path} holds no run records ({WORKFLOW.runs}/); it is not an archive of a study "
             "measured by dlperf"
         )
@@ -111,12 +112,12 @@ def load_study(path: str | os.PathLike) -> StudyFiles:
     """Run records and model artifacts of the study at ``path`` (directory or .tar.gz)."""
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist; name a results directory or an archive")
+        raise InputFileError(f"{path} does not exist; name a results directory or an archive")
     if path.is_dir():
         return _from_directory(path)
     if path.name.endswith((".tar.gz", ".tgz")):
         return _from_archive(path)
-    raise ValueError(
+    raise InputFileError(
         f"{path} is neither a directory nor a .tar.gz archive; name a results directory or "
         "an archive written by `dlperf archive`"
     )

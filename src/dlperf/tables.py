@@ -17,20 +17,12 @@ import numpy as np
 import pandas as pd
 
 from dlperf.bench.spec import RunConfig, run_features
+from dlperf.errors import DlperfError, InputFileError
 from dlperf.io import atomic_path, atomic_write_text
 from dlperf.layout import RUN_RECORD_NAME_PATTERN
 
-CONFIG_COLUMNS = [
-    "framework",
-    "network",
-    "device",
-    "nodes",
-    "procs",
-    "batch_size",
-    "data_size",
-    "rep",
-]
 POINT_KEYS = ["framework", "network", "device", "nodes", "procs", "batch_size", "data_size"]
+CONFIG_COLUMNS = [*POINT_KEYS, "rep"]
 # What one sample is and how it is trained; a record from before they existed ran the default.
 # grad_accum_steps: micro-batches (of batch_size each) per optimizer step, one all-reduce each.
 INPUT_COLUMNS = {"image_size": 32, "seq_len": 128, "precision": "fp32", "grad_accum_steps": 1}
@@ -102,7 +94,7 @@ EPOCH_TOLERANCE = 0.05
 EPOCH_SLACK_S = 1e-3
 
 
-class RecordError(ValueError):
+class RecordError(DlperfError):
     pass
 
 
@@ -192,6 +184,8 @@ def read_record(path: str | os.PathLike) -> dict:
     try:
         with open(path, encoding="utf-8") as fh:
             record = json.load(fh)
+    except FileNotFoundError:
+        raise InputFileError(f"run record {path} does not exist; check the path") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise RecordError(
             f"run record {path} is not valid JSON ({exc}); it was probably truncated. "
@@ -348,11 +342,23 @@ def write_parquet(frame: pd.DataFrame, path: str | os.PathLike) -> None:
         frame.to_parquet(tmp, index=False)
 
 
+def read_csv(path: str | os.PathLike, **options) -> pd.DataFrame:
+    """A CSV file a user names; a missing or malformed one is an error naming the file."""
+    try:
+        return pd.read_csv(path, **options)
+    except FileNotFoundError:
+        raise InputFileError(f"{path} does not exist; check the path") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise InputFileError(
+            f"{path} is not a readable CSV table ({exc}); pass the file a dlperf command wrote"
+        ) from None
+
+
 def read_timings(path: str | os.PathLike) -> pd.DataFrame:
-    frame = pd.read_csv(path)
+    frame = read_csv(path)
     missing = [c for c in POINT_KEYS + ["epoch_time_s"] if c not in frame.columns]
     if missing:
-        raise ValueError(
+        raise InputFileError(
             f"{path} lacks the column(s) {', '.join(missing)}; pass a timings table written by "
             "`dlperf aggregate` (results/timings.csv)."
         )

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dlperf.errors import InputFileError
 from dlperf.external import DEFAULT_ITERATIONS, ExternalTimingsError, load_points, read_external
 from dlperf.tables import POINT_KEYS
 
@@ -151,7 +152,7 @@ def test_load_points_tells_our_table_from_an_external_one(tmp_path):
     assert points["param_count"].iloc[0] == 1000  # network features ride along
     external = write(tmp_path, "framework,procs,batch_size,iter_time_s\npytorch,1,8,0.1\n")
     assert load_points(external)["network"].iloc[0] == "external"
-    with pytest.raises(FileNotFoundError, match="does not exist"):
+    with pytest.raises(InputFileError, match="does not exist"):
         load_points(tmp_path / "missing.csv")
 
 

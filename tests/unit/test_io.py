@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from dlperf.io import atomic_path, atomic_write_json, dumps_json
+from dlperf.errors import InputFileError
+from dlperf.io import atomic_path, atomic_write_json, dumps_json, read_json
 
 
 def test_atomic_write_json_is_canonical(tmp_path):
@@ -38,3 +39,14 @@ def test_outputs_get_ordinary_permissions(tmp_path):
     finally:
         os.umask(mask)
     assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o644
+
+
+def test_a_missing_or_malformed_json_file_is_an_input_error_naming_it(tmp_path):
+    with pytest.raises(InputFileError, match="gone.json does not exist"):
+        read_json(tmp_path / "gone.json")
+    (tmp_path / "cut.json").write_text('{"a": ')
+    with pytest.raises(InputFileError, match="cut.json is not valid JSON"):
+        read_json(tmp_path / "cut.json")
+    (tmp_path / "bytes.json").write_bytes(b"\xff\xfe")
+    with pytest.raises(InputFileError, match="bytes.json is not valid JSON"):
+        read_json(tmp_path / "bytes.json")

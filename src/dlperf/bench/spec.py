@@ -11,6 +11,8 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from dlperf.errors import ConfigError
+
 from .archs import (  # noqa: F401 -- re-exported: the networks' one description
     IMAGE_SIZES,
     RESNETS,
@@ -148,7 +150,7 @@ class RunConfig:
             if problem:
                 problems.append(problem)
         if problems:
-            raise ValueError("invalid benchmark configuration: " + "; ".join(problems))
+            raise ConfigError("invalid benchmark configuration: " + "; ".join(problems))
 
     def _input_problems(self) -> list[str]:
         problems = []

@@ -22,6 +22,7 @@ from dlperf.cli import (
     reporting,
     studies,
 )
+from dlperf.errors import DlperfError
 
 DESCRIPTION = "The ``dlperf`` command: every workflow stage, runnable outside Snakemake too."
 
@@ -46,12 +47,12 @@ COMMANDS = (
     studies.add_compare,
 )
 
-#: What a user's input can cause: the project's own errors (``UsageError``, ``UnknownName``,
-#: ``ConfigError``, ``ArchiveError``, ``ArtifactError``, ...), and a file that is not there.
-#: They all derive from ValueError, which the library's checks outside the CLI still raise
-#: plainly, so ValueError stands for them. Anything else (KeyError, TypeError, ...) is a bug
-#: and shows its traceback.
-USER_ERRORS = (ValueError, FileNotFoundError)
+#: What a user's input can cause: the project's own errors (dlperf.errors.DlperfError and the
+#: types derived from it: ``UsageError``, ``UnknownName``, ``ConfigError``, ``InputFileError``,
+#: ``ArchiveError``, ``InsufficientData``, ...). A missing input file is refused by the argument
+#: types, or raised as ``InputFileError`` where it is opened. Anything else, a plain ValueError,
+#: KeyError or FileNotFoundError included, is a bug and shows its traceback.
+USER_ERRORS = (DlperfError,)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -6,6 +6,8 @@ the models). The models fitted by default are the schema's default ``models`` se
 
 from __future__ import annotations
 
+from dlperf.errors import ConfigError, UnknownName
+
 from .base import (
     FEATURES,
     TARGET,
@@ -46,7 +48,7 @@ def make_model(
     try:
         cls = MODELS[name]
     except KeyError:
-        raise ValueError(
+        raise UnknownName(
             f"unknown performance model {name!r}; choose from {', '.join(MODELS)}"
         ) from None
     params = dict(settings or {})
@@ -55,7 +57,7 @@ def make_model(
     try:
         model = cls(**params)
     except TypeError as exc:
-        raise ValueError(f"bad settings for performance model {name!r}: {exc}") from None
+        raise ConfigError(f"bad settings for performance model {name!r}: {exc}") from None
     # A value the model cannot use is refused here, before any fit (as the constructor did).
     model.check_params()
     return model

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 
+from dlperf.errors import DlperfError, InputFileError
 from dlperf.io import SCHEMA_VERSION, read_json
 
 from . import MODELS
 from .terms import TERMS
 
 
-class ArtifactError(ValueError):
+class ArtifactError(DlperfError):
     """A model artifact that cannot be trusted: wrong version, unknown model or term, or a
     constant that is not a finite number. The message names the file and the field."""
 
@@ -144,8 +144,6 @@ def load_artifact(path: str | os.PathLike) -> dict:
     """Read and check a model artifact (what predict, plan and the report read)."""
     try:
         artifact = read_json(path)
-    except json.JSONDecodeError as exc:
-        raise ArtifactError(
-            f"{path} is not a model artifact (invalid JSON: {exc}); write one with `dlperf fit`"
-        ) from None
+    except InputFileError as exc:  # missing, or not JSON
+        raise ArtifactError(f"{exc} (a model artifact is written by `dlperf fit`)") from None
     return check_artifact(artifact, str(path))

@@ -10,16 +10,18 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
+from dlperf.errors import DlperfError
+
 # What a model sees of a measured configuration, and what it predicts.
 FEATURES = ["nodes", "procs", "batch_size", "data_size"]
 TARGET = "epoch_time_s"
 
 
-class InsufficientData(ValueError):
+class InsufficientData(DlperfError):
     """The data cannot support this model (too few points or levels)."""
 
 
-class ModelUnavailable(ValueError):
+class ModelUnavailable(DlperfError):
     """The model's software cannot run here (an optional package is not installed): not a
     matter of data, so it is never reported as "not enough data"; the message names the fix."""
 

@@ -29,6 +29,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from dlperf.errors import ConfigError
+
 from .base import TARGET, Capabilities, InsufficientData, PerformanceModel
 from .fit import ExponentSearch, Solution, fit_at_lambda
 from .identify import Identification, identify
@@ -77,13 +79,13 @@ class GenericModel(PerformanceModel):
     def check_params(self) -> None:
         unknown = [t for t in self.terms if t not in TERMS]
         if unknown:
-            raise ValueError(
+            raise ConfigError(
                 f"unknown generic-model term(s) {unknown}; choose from {', '.join(TERMS)}"
             )
         if not list(self.terms):
-            raise ValueError("the generic model needs at least one term; list some under terms:")
+            raise ConfigError("the generic model needs at least one term; list some under terms:")
         if self.search not in SEARCHES:
-            raise ValueError(
+            raise ConfigError(
                 f"unknown generic-model search {self.search!r}; choose from {', '.join(SEARCHES)}"
             )
 

@@ -23,6 +23,7 @@ import pandas as pd
 from scipy import linalg
 from sklearn.linear_model import LinearRegression
 
+from dlperf.errors import ConfigError
 from dlperf.folds import grouped_kfold, n_configurations
 
 from .base import Capabilities, InsufficientData, PerformanceModel, iterations, positive_target
@@ -143,13 +144,13 @@ class LinregSFSModel(PerformanceModel):
 
     def check_params(self) -> None:
         if int(self.max_features) < 1:
-            raise ValueError(
+            raise ConfigError(
                 f"linreg_sfs: max_features must be at least 1, got {self.max_features}; "
                 "set models: linreg_sfs: max_features: to 1 or more"
             )
         chosen = self.features
         if chosen is not None and (not list(chosen) or set(chosen) - set(CANDIDATES)):
-            raise ValueError(
+            raise ConfigError(
                 f"linreg_sfs: features must be a non-empty list of {', '.join(CANDIDATES)}; "
                 f"got {list(chosen)}"
             )

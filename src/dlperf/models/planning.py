@@ -8,6 +8,7 @@ import math
 import pandas as pd
 
 from dlperf.durations import parse_duration  # noqa: F401 (the planner's API)
+from dlperf.errors import UsageError
 
 from .intervals import DEFAULT_LEVEL
 from .prediction import interval_missing, predict_rows
@@ -62,7 +63,7 @@ def plan(
     candidates["batch_size"] = int(batch_size)
     candidates["data_size"] = int(data_size)
     if safe and interval_missing(artifact, network, model_name):
-        raise ValueError(
+        raise UsageError(
             f"model {model_name!r} has no prediction interval, so --safe cannot be used: "
             f"{interval_missing(artifact, network, model_name)}; leave out --safe or choose "
             "another model with --model-name"

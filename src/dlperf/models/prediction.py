@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dlperf.errors import UnusablePrediction
+
 from .answer import ANSWER, answer_table
 from .artifact import ALL_NETWORKS, load_model, model_entry
 from .base import FEATURES
@@ -52,7 +54,7 @@ def prediction_table(
         out = _model_table(artifact, network, model_name, rows, level, seed)
     epoch = out["epoch_time_s"].to_numpy(float)
     if usable and (np.any(~np.isfinite(epoch)) or np.any(epoch <= 0)):
-        raise ValueError(
+        raise UnusablePrediction(
             f"model {model_name!r} predicts a non-positive epoch time for some rows; it is not "
             "usable there (try the generic model, or a configuration nearer the measured ones)"
         )

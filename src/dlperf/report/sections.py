@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 from markupsafe import Markup
 
-from dlperf.models import InsufficientData
+from dlperf.errors import DlperfError
 from dlperf.models.answer import ANSWER
 from dlperf.models.artifact import load_model
 
@@ -143,7 +143,7 @@ def fitted_curves(study: Study, framework: str, network: str) -> tuple[dict[str,
         try:
             load_model(study.artifacts[framework], network, name)  # names an unreadable entry
             curves[name] = model_curve(name, study.artifacts[framework], network)
-        except (InsufficientData, KeyError, ValueError) as exc:
+        except DlperfError as exc:  # InsufficientData, ArtifactError, ...; a KeyError is a bug
             not_fitted.append(f"{name}: cannot be loaded ({exc})")
     if curves:
         curves[ANSWER] = model_curve(ANSWER, study.artifacts[framework], network)

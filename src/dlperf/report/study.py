@@ -44,20 +44,20 @@ class Study:
         results_dir: PathLike | None = None,
         adaptive_round_files: Sequence[PathLike] = (),
     ) -> Study:
-        from dlperf.external import is_own_timings, load_all_points
+        from dlperf.external import columns_of, is_own_timings, load_all_points
 
         sources = (
             [timings_csv] if isinstance(timings_csv, (str, os.PathLike)) else list(timings_csv)
         )
         # Our own runs carry the environment the report shows; external CSVs only points.
-        own = [s for s in sources if is_own_timings(pd.read_csv(s, nrows=0).columns)]
+        own = [s for s in sources if is_own_timings(columns_of(s))]
         timings = (
             pd.concat([tables.read_timings(s) for s in own], ignore_index=True)
             if own
             else pd.DataFrame(columns=tables.TIMING_COLUMNS)
         )
         failures = (
-            pd.read_csv(failures_csv)
+            tables.read_csv(failures_csv)
             if failures_csv
             else pd.DataFrame(columns=tables.FAILURE_COLUMNS)
         )
@@ -65,14 +65,14 @@ class Study:
         for path in model_files:
             artifact = load_artifact(path)  # refuses a damaged artifact, naming the field
             artifacts[artifact["framework"]] = artifact
-        predictions = [pd.read_csv(p) for p in prediction_csvs]
+        predictions = [tables.read_csv(p) for p in prediction_csvs]
         held_out = pd.concat(predictions, ignore_index=True) if predictions else pd.DataFrame()
         return cls(
             timings=timings,
             failures=failures,
             points=load_all_points(sources),
             artifacts=artifacts,
-            summary=pd.read_csv(summary_csv),
+            summary=tables.read_csv(summary_csv),
             predictions=held_out,
             config=config,
             superseded_records=count_superseded(results_dir) if results_dir else None,

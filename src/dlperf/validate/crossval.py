@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dlperf.errors import UnknownName
 from dlperf.folds import configuration_groups
 from dlperf.models import MODELS, InsufficientData, ModelUnavailable, capabilities_of, make_model
 from dlperf.models.base import FEATURES, TARGET
@@ -210,7 +211,7 @@ def cross_validate(
     """(per-point held-out predictions, summary) for every network x model x protocol."""
     unknown = [p for p in protocols if p not in PROTOCOLS]
     if unknown:
-        raise ValueError(
+        raise UnknownName(
             f"unknown validation protocol(s) {', '.join(unknown)}; "
             f"choose from {', '.join(PROTOCOLS)}"
         )

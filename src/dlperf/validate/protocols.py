@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from dlperf.errors import UnknownName
 from dlperf.folds import grouped_kfold, n_configurations
 
 # Protocols that split the points of one network.
@@ -70,7 +71,7 @@ def expand_aliases(names: list[str]) -> list[str]:
     for name in names:
         for protocol in ALIASES.get(name, (name,)):
             if protocol not in PROTOCOLS:
-                raise ValueError(
+                raise UnknownName(
                     f"unknown validation protocol {protocol!r}; choose from "
                     f"{', '.join(PROTOCOLS + tuple(ALIASES))}"
                 )
@@ -163,7 +164,7 @@ def plan(points: pd.DataFrame, protocol: str, settings: dict | None = None, seed
         return _extrapolation(points, "batch_size", settings.get("train_max_batch"), protocol)
     if protocol in ACROSS_NETWORKS:
         raise ValueError(f"{protocol} splits a framework by network; use plan_cross_network")
-    raise ValueError(
+    raise UnknownName(
         f"unknown validation protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}"
     )
 
