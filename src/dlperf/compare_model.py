@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dlperf.models import InsufficientData
+from dlperf.errors import DlperfError
 from dlperf.models.prediction import predict_rows
 from dlperf.study_files import StudyFiles
 from dlperf.tables import INPUT_COLUMNS, POINT_KEYS
@@ -71,7 +71,7 @@ def check_against_model(
         group = group.reset_index(drop=True)
         try:
             predicted = predict_rows(artifact, network, model, group, level=level)
-        except (InsufficientData, ValueError) as exc:  # UnknownName too; a KeyError is a bug
+        except DlperfError as exc:  # not enough data, an unknown name; a bug propagates
             notes.append(f"{framework}/{network}: not checked against the model ({exc})")
             continue
         lo, hi = predicted["epoch_time_lo_s"], predicted["epoch_time_hi_s"]

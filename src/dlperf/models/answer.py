@@ -23,9 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dlperf.errors import UnknownName
+from dlperf.errors import UnknownName, UnusablePrediction
 
-from . import MODELS, capabilities_of
+from . import MODELS, InsufficientData, capabilities_of
 from .answer_weights import (
     INDISTINCT,
     WITHIN_BEST,
@@ -231,7 +231,7 @@ def answer_table(
             n: e.get("reason")
             for n, e in artifact.get("networks", {}).get(network, {}).get("models", {}).items()
         }
-        raise ValueError(
+        raise InsufficientData(
             f"no model could be fitted for {network!r}, so there is no answer: {reasons}; "
             "measure more configurations"
         )
@@ -252,7 +252,7 @@ def answer_table(
         # one model's nonsense far from the data (a linear fit crossing zero) leaves the others.
         usable = _positive(fitted, tables, model_table, rows, at)
         if not usable:
-            raise ValueError(
+            raise UnusablePrediction(
                 f"no model of {network!r} predicts a positive epoch time at "
                 f"{len(at)} of the rows asked; ask nearer the measured configurations"
             )

@@ -8,7 +8,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from dlperf.durations import readable as _hours
-from dlperf.models import InsufficientData
+from dlperf.errors import DlperfError
 from dlperf.models.answer import ANSWER
 
 from . import findings, scaling
@@ -159,7 +159,7 @@ def network_summary(study: Study, framework: str, network: str) -> Section:
     if planner:
         try:
             answer = findings.planning_answer(study, framework, network, planner)
-        except (InsufficientData, ValueError) as exc:  # UnknownName too; a KeyError is a bug
+        except DlperfError as exc:  # not enough data, an unusable prediction; a bug propagates
             warnings.append(f"The planning answer could not be computed: {exc}")
     warnings += scaling.implausible(scales, study.timings_of(framework, network))
     found, target, error = _answer(study, framework, network, points, at, answer)
@@ -204,7 +204,7 @@ def _answer(study: Study, framework: str, network: str, points, at, plan_answer)
     target = target_row(points, at, plan_row)
     try:
         return answer_at(study.artifacts[framework], network, target), target, ""
-    except ValueError as exc:
+    except DlperfError as exc:
         return None, target, str(exc)
 
 
