@@ -103,10 +103,15 @@ def breakdown_figure(framework: str, network: str, breakdown: list[dict]) -> Fig
             continue  # switched off or not identifiable: nothing to stack
         ax.bar(range(len(rows)), values, bottom=bottom, color=colours[i % 10], label=term)
         bottom += values
-    ax.plot(range(len(rows)), [r["measured_s"] for r in rows], "k_", ms=10, mew=2, label="measured")
+    measured = np.array([r["measured_s"] for r in rows], dtype=float)
+    ax.plot(range(len(rows)), measured, "k_", ms=10, mew=2, label="measured")
     ax.set_xticks(range(len(rows)), labels, fontsize=6, rotation=90)
     title = f"{framework} / {network}: where the time goes (generic model)"
     label(ax, title, CONFIG_AXIS, "epoch time [s]")
-    ax.legend(ncol=2, loc="upper left")
+    # Headroom above the tallest bar for the legend, so it covers no bar.
+    tallest = float(np.nanmax(np.concatenate([bottom, measured, [0.0]])))
+    if tallest > 0:
+        ax.set_ylim(0.0, 1.4 * tallest)
+    ax.legend(ncol=3, loc="upper left")
     title = f"Time breakdown: {framework} / {network}"
     return render(fig, framework, "breakdown", network, title, BREAKDOWN_CAPTION)
