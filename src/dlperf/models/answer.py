@@ -2,7 +2,7 @@
 (docs/model.md, "The answer").
 
 For a configuration asked at extrapolation ratio r (:func:`dlperf.models.backtest.ratio_of`
-against the measured range), the answer is the weighted geometric mean of the models
+against the measured range), the answer is the weighted median (in log time) of the models
 :mod:`dlperf.models.answer_weights` chooses (by their backtest errors near r; inside the range
 by their training errors), or their median when no backtest was possible.
 
@@ -10,10 +10,11 @@ Its interval is normalized conformal: the answer's own backtest errors (the same
 applied to the records), each divided by its difficulty sqrt(noise^2 + spread^2) (training
 scatter; the combined models' spread there), their ``level`` quantile at ratios near r with the
 finite-sample correction (n + 1) / n, growing beyond the largest ratio the backtest reached by
-its growth over the last doubling seen, times the row's own difficulty; never narrower than the
-leading model's bootstrap interval (constants uncertainty). Inside the measured range (r = 1)
-the quantile is that of the answer's training residuals. Without a backtest the half-width is
-the models' full spread plus a distance term per doubling."""
+its growth over the last doubling seen, times the row's own difficulty. Inside the measured
+range (r = 1) the quantile is that of the answer's training residuals. Without a backtest the
+half-width is the models' full spread plus a distance term per doubling. The interval is never
+narrower than the weighted median of the combined models' bootstrap intervals (constants
+uncertainty)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ from .answer_weights import (
 )
 from .backtest import ratio_of
 from .base import iterations
+from .combination import bootstrap_floor, model_spread, weighted_median
 
 ANSWER = "answer"
 # The weighted spread of the combined models' log times, times this (a normal 90 % quantile),
@@ -58,9 +60,10 @@ RATIO_STEPS = 16
 
 def answer_errors(records: Records, fitted: list[str]) -> tuple[np.ndarray, ...]:
     """The answer's own backtest errors: at each record (network, cutoff, configuration) the
-    weighted mean of the models' log errors with the weights the answer would use at its
-    ratio, and the models' spread there (root-mean-square distance of their log errors from
-    the answer's). Returns (ratios, log errors, spreads, record weights, networks)."""
+    weighted median of the models' log errors with the weights the answer would use at its
+    ratio (:func:`dlperf.models.combination.weighted_median`), and the models' spread there
+    (root-mean-square distance of their log errors from the answer's). Returns (ratios, log
+    errors, spreads, record weights, networks)."""
     by_key: dict[tuple, dict[str, float]] = {}
     meta: dict[tuple, tuple[float, float]] = {}
     for name, keys in records.key.items():
@@ -77,10 +80,10 @@ def answer_errors(records: Records, fitted: list[str]) -> tuple[np.ndarray, ...]
         if not w or sum(w.values()) <= 0:
             continue
         total = sum(w.values())
-        error = sum(v * errs[m] for m, v in w.items()) / total
+        shares = np.asarray(list(w.values())) / total
+        error = float(weighted_median(np.asarray([[errs[m]] for m in w]), shares)[0])
         ratios.append(ratio)
         errors.append(error)
-        shares = np.asarray(list(w.values())) / total
         spreads.append(float(model_spread(np.asarray([errs[m] for m in w]), shares, error)))
         weights.append(weight)
         networks.append(key[0])
@@ -91,14 +94,6 @@ def answer_errors(records: Records, fitted: list[str]) -> tuple[np.ndarray, ...]
         np.asarray(weights, float),
         np.asarray(networks, object),
     )
-
-
-def model_spread(logs: np.ndarray, shares: np.ndarray, center) -> np.ndarray:
-    """Weighted root-mean-square distance of the combined models' log times (rows of
-    ``logs``, weights ``shares`` summing to 1) from ``center``: the forms the backtest cannot
-    tell apart, and how far apart they are there."""
-    shares = shares.reshape((-1,) + (1,) * (np.ndim(logs) - 1))
-    return np.sqrt(np.sum(shares * (logs - center) ** 2, axis=0))
 
 
 def weighted_quantile(values: np.ndarray, weights: np.ndarray, level: float) -> float:
@@ -317,16 +312,16 @@ def _combine(
     ratio: float,
     level: float,
 ):
-    """The weighted geometric mean of the models' times at rows ``at`` (their median without a
+    """The weighted median of the models' log times at rows ``at`` (their median without a
     backtest), with the interval: the calibrated half-width at the row's difficulty (the
-    combined models' spread there), or the leading model's bootstrap interval (constants
-    uncertainty), whichever is wider."""
+    combined models' spread there), or the weighted median of the models' bootstrap intervals
+    (constants uncertainty), whichever is wider."""
     leading = max(weights, key=lambda m: (weights[m], m))
     first = tables[leading].iloc[at].copy()
     logs = np.stack([np.log(tables[m]["epoch_time_s"].to_numpy(float)[at]) for m in weights])
     w = np.asarray(list(weights.values()))[:, None]
     if w.sum() > 0:
-        center = np.sum(w * logs, axis=0)
+        center = weighted_median(logs, w[:, 0])
         spread = model_spread(logs, w[:, 0] / w.sum(), center)
     else:
         # Without a backtest (all weights 0): the median model at each row, robust to one
@@ -335,8 +330,7 @@ def _combine(
         spread = np.max(np.abs(logs - center), axis=0)
     half = calibrated.half_width(ratio, level, spread)
     lo, hi = np.exp(center - half), np.exp(center + half)
-    boot_lo = first["epoch_time_lo_s"].to_numpy(float)
-    boot_hi = first["epoch_time_hi_s"].to_numpy(float)
+    boot_lo, boot_hi = bootstrap_floor(tables, weights, at)
     lo = np.where(np.isfinite(boot_lo), np.minimum(lo, boot_lo), lo)
     hi = np.where(np.isfinite(boot_hi), np.maximum(hi, boot_hi), hi)
     data = first["data_size"].to_numpy(float)

@@ -81,6 +81,12 @@ class Capabilities:
     min_levels: dict[str, int] = field(default_factory=dict)
     # It says where the time goes: ``term_seconds(rows)`` gives each term's seconds.
     has_breakdown: bool = False
+    # Its communication terms are the cost model of the all-reduce that data-parallel training
+    # runs (ring: bandwidth 2 (p-1)/p, latency 2 (p-1); tree: log2 p), not a shape picked to fit
+    # the points (USL's contention, Ernest's regressors, selected features, a PMNF search).
+    # Where the backtest cannot score a model, its form is all that speaks for it, and the
+    # answer then trusts these forms only (docs/model.md, "The answer").
+    collective_model: bool = False
     # Its epoch time is I(p, b, d) iterations times a per-iteration time (plus a fixed part), so
     # it predicts an epoch of more iterations than measured by construction; a model of epoch
     # time in d directly learns nothing of d where the data size never varied on its own.

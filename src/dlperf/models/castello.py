@@ -55,6 +55,7 @@ class CastelloModel(PerformanceModel):
         uses_network_features=True,
         extrapolates_in=frozenset({"procs", "batch_size", "data_size"}),
         per_iteration=True,
+        collective_model=True,
     )
 
     def _feature(self, frame: pd.DataFrame, name: str, fitted: float | None) -> np.ndarray:

@@ -5,6 +5,10 @@
 theta1 is the per-sample work a worker does, log p a tree-shaped aggregation and p a
 per-worker (all-to-one) cost. Rows are weighted by 1/T so the fit minimises relative
 error, the error every model here is judged by.
+
+It has no notion of iterations, so gradient accumulation (``grad_accum_steps``) is not in it:
+dividing log p and p by the micro-batches per step was measured worse on both published tables
+that carry accumulation (docs/model.md, "Gradient accumulation").
 """
 
 from __future__ import annotations

@@ -52,7 +52,9 @@ class GenericModel(PerformanceModel):
     name = "generic"
     description = "generic model: c0 + I*(overhead + compute b^a + all-reduce + inter-node), DE fit"
     min_points = 3
-    capabilities = Capabilities(has_breakdown=True, per_iteration=True)
+    # Its default communication terms are a ring's and a tree's all-reduce (allreduce_bw,
+    # allreduce_lat, internode); ps_sync and sync_linear are there only when configured.
+    capabilities = Capabilities(has_breakdown=True, per_iteration=True, collective_model=True)
 
     def __init__(
         self,
@@ -277,5 +279,9 @@ class GenericAcrossNetworks(GenericModel):
         "from flops_per_sample F and param_count W"
     )
     capabilities = Capabilities(
-        uses_network_features=True, across_networks=True, has_breakdown=True, per_iteration=True
+        uses_network_features=True,
+        across_networks=True,
+        has_breakdown=True,
+        per_iteration=True,
+        collective_model=True,
     )

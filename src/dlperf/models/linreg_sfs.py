@@ -1,7 +1,9 @@
 """Linear regression with sequential forward feature selection (after Lattuada et al. 2022).
 
 Candidate features are expanded from the configuration (1/p, b, d/p, log p, p, b/p, I, I*b,
-inverses and products); forward selection adds one at a time while the cross-validated
+inverses and products); the communication features count S = I / g exchanges an epoch, one per
+optimizer step of g micro-batches (``grad_accum_steps``; S = I without accumulation), since the
+gradient is exchanged once per step. Forward selection adds one at a time while the cross-validated
 percentage error improves, and stops at ``max_features``; then LinearRegression is fitted on the
 chosen ones, in the order they were chosen. The selected features and coefficients are the model
 (docs/model.md).
@@ -26,7 +28,14 @@ from sklearn.linear_model import LinearRegression
 from dlperf.errors import ConfigError
 from dlperf.folds import grouped_kfold, n_configurations
 
-from .base import Capabilities, InsufficientData, PerformanceModel, iterations, positive_target
+from .base import (
+    Capabilities,
+    InsufficientData,
+    PerformanceModel,
+    accumulation_steps,
+    iterations,
+    positive_target,
+)
 
 
 def expanded_features(frame: pd.DataFrame) -> pd.DataFrame:
@@ -35,6 +44,7 @@ def expanded_features(frame: pd.DataFrame) -> pd.DataFrame:
     b = frame["batch_size"].to_numpy(float)
     d = frame["data_size"].to_numpy(float)
     i = iterations(frame)
+    steps = i / accumulation_steps(frame)  # optimizer steps: one gradient exchange each
     log_p = np.log2(p)
     return pd.DataFrame(
         {
@@ -49,10 +59,10 @@ def expanded_features(frame: pd.DataFrame) -> pd.DataFrame:
             "n": n,
             "I": i,
             "I*b": i * b,
-            "I*log2(p)": i * log_p,
-            "I*(p-1)/p": i * (p - 1.0) / p,
-            "I*p": i * p,
-            "I*[n>1]": i * (n > 1),
+            "S*log2(p)": steps * log_p,
+            "S*(p-1)/p": steps * (p - 1.0) / p,
+            "S*p": steps * p,
+            "S*[n>1]": steps * (n > 1),
             "d/(p*b)": d / (p * b),
             "d*log2(p)/p": d * log_p / p,
         },
@@ -73,13 +83,25 @@ CANDIDATES = (
     "n",
     "I",
     "I*b",
-    "I*log2(p)",
-    "I*(p-1)/p",
-    "I*p",
-    "I*[n>1]",
+    "S*log2(p)",
+    "S*(p-1)/p",
+    "S*p",
+    "S*[n>1]",
     "d/(p*b)",
     "d*log2(p)/p",
 )
+# Names these features had before accumulation was modelled (I = S when g = 1, the only case
+# then): artifacts and configurations that use them still load.
+FORMER_NAMES = {
+    "I*log2(p)": "S*log2(p)",
+    "I*(p-1)/p": "S*(p-1)/p",
+    "I*p": "S*p",
+    "I*[n>1]": "S*[n>1]",
+}
+
+
+def current_names(features) -> list[str]:
+    return [FORMER_NAMES.get(str(f), str(f)) for f in features]
 
 
 def _ols_fold_mape(x: np.ndarray, y: np.ndarray, splits: list) -> float:
@@ -148,8 +170,8 @@ class LinregSFSModel(PerformanceModel):
                 f"linreg_sfs: max_features must be at least 1, got {self.max_features}; "
                 "set models: linreg_sfs: max_features: to 1 or more"
             )
-        chosen = self.features
-        if chosen is not None and (not list(chosen) or set(chosen) - set(CANDIDATES)):
+        chosen = None if self.features is None else current_names(self.features)
+        if chosen is not None and (not chosen or set(chosen) - set(CANDIDATES)):
             raise ConfigError(
                 f"linreg_sfs: features must be a non-empty list of {', '.join(CANDIDATES)}; "
                 f"got {list(chosen)}"
@@ -165,7 +187,9 @@ class LinregSFSModel(PerformanceModel):
         target = positive_target(frame, self.name)
         features = expanded_features(frame)
         chosen = (
-            self._select(frame, target, features) if self.features is None else list(self.features)
+            self._select(frame, target, features)
+            if self.features is None
+            else current_names(self.features)
         )
         regression = LinearRegression().fit(features[chosen].to_numpy(float), target)
         self.selected_ = list(chosen)
@@ -215,7 +239,8 @@ class LinregSFSModel(PerformanceModel):
     @classmethod
     def from_dict(cls, data: dict) -> LinregSFSModel:
         model = cls._unfitted(data)
-        model.selected_ = list(data["selected_features"])
-        model.coef_ = [float(data["coefficients"][f]) for f in model.selected_]
+        stored = list(data["selected_features"])
+        model.selected_ = current_names(stored)
+        model.coef_ = [float(data["coefficients"][f]) for f in stored]
         model.intercept_ = float(data["intercept"])
         return model

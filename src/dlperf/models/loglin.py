@@ -63,8 +63,11 @@ class LogLinearModel(PerformanceModel):
     name = "loglin"
     description = "loglin: I * (a + c log2 p) per batch size; a + c log2 b per worker count"
     min_points = 2
+    # c log2 p is a tree all-reduce's cost: the collective's shape, fitted per batch size.
     capabilities = Capabilities(
-        extrapolates_in=frozenset({"procs", "batch_size", "data_size"}), per_iteration=True
+        extrapolates_in=frozenset({"procs", "batch_size", "data_size"}),
+        per_iteration=True,
+        collective_model=True,
     )
 
     def fit(self, frame: pd.DataFrame) -> LogLinearModel:

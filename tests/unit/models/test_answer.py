@@ -136,7 +136,7 @@ def test_the_models_see_the_all_reduce_once_per_optimizer_step():
             "epoch_time_s": law(procs, 0.1, 0.05, 0.0, rng, steps),
         }
     )
-    for name in ("loglin", "generic"):
+    for name in ("loglin", "generic", "linreg_sfs"):
         model = make_model(name, {}, 0).fit(frame)
         error = np.abs(model.predict(frame) / frame["epoch_time_s"] - 1)
         assert error.max() < 0.02, (name, error)
@@ -197,3 +197,34 @@ def test_a_model_that_predicts_a_non_positive_time_leaves_the_answer_to_the_othe
     table = predict_rows(artifact, "net0", ANSWER, rows)
     assert table["epoch_time_s"].iloc[0] > 0
     assert "loglin" not in table["models"].iloc[0]
+
+
+def test_without_a_backtest_the_answer_takes_the_collective_models():
+    # Two worker counts: USL (Amdahl here) fits them as well as loglin and castello, but its
+    # contention term is a shape picked to fit, not an all-reduce's cost: it stays out.
+    points = series(1, [16, 64], 0.01, seed=4)
+    artifact = fit_framework(points, "pytorch", MODELS, seed=0, refits=5)
+    assert artifact["networks"]["net0"]["models"]["usl"]["status"] == "ok"
+    rows = pd.DataFrame({"nodes": 1, "procs": [256], "batch_size": 32, "data_size": 10**6})
+    table = predict_rows(artifact, "net0", ANSWER, rows)
+    assert table["models"].iloc[0] == "median of castello, loglin"
+    # With no collective model fitted, the answer still comes from those that are.
+    alone = fit_framework(points, "pytorch", {"usl": {}}, seed=0, refits=5)
+    assert predict_rows(alone, "net0", ANSWER, rows)["models"].iloc[0] == "median of usl"
+
+
+def test_a_model_the_backtest_cannot_refit_takes_part_only_if_it_is_collective():
+    # Three worker counts: the backtest (train on 1-2, ask 4) cannot refit generic, ernest or
+    # extrap (three configurations each). generic's all-reduce terms speak for it; Ernest's
+    # regressors and Extra-P's searched PMNF do not.
+    points = series(1, [1, 2, 4], 0.01, seed=6)
+    models = {"generic": {}, "ernest": {}, "extrap": {}, **MODELS}
+    artifact = fit_framework(points, "pytorch", models, seed=0, refits=5)
+    fitted = artifact["networks"]["net0"]["models"]
+    assert all(fitted[m]["status"] == "ok" for m in models), {
+        m: fitted[m].get("reason") for m in models
+    }
+    rows = points.iloc[[0]].assign(procs=8)
+    described = predict_rows(artifact, "net0", ANSWER, rows)["models"].iloc[0]
+    assert "generic" in described
+    assert "ernest" not in described and "extrap" not in described

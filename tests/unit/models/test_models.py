@@ -377,6 +377,21 @@ def test_linreg_sfs_refits_keep_the_selected_features():
         LinregSFSModel(features=["bogus"]).fit(points())
 
 
+def test_linreg_sfs_reads_the_names_its_features_had_before_accumulation():
+    # Artifacts written before S = I / g was modelled name the communication features I*...;
+    # without accumulation the two are the same numbers, so such an entry predicts as before.
+    frame = points(noise=0.02)
+    current = LinregSFSModel(features=["S*log2(p)", "d/p"], seed=0).fit(frame)
+    entry = current.to_dict()
+    fitted = entry["coefficients"]
+    entry["selected_features"] = ["I*log2(p)", "d/p"]
+    entry["coefficients"] = {"I*log2(p)": fitted["S*log2(p)"], "d/p": fitted["d/p"]}
+    former = LinregSFSModel.from_dict(entry)
+    assert np.allclose(former.predict(frame), current.predict(frame))
+    configured = LinregSFSModel(features=["I*log2(p)", "d/p"], seed=0).fit(frame)
+    assert configured.selected_ == ["S*log2(p)", "d/p"]
+
+
 # -- castello and extrap ------------------------------------------------------------------------
 
 
