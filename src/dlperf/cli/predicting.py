@@ -94,7 +94,7 @@ def run_predict(args: argparse.Namespace) -> int:
     missing = interval_missing(artifact, network, args.model_name)
     warn("predict", extrapolation_warnings(artifact, network, rows))
     if args.model_name == ANSWER:
-        warn("predict", answer_warnings(artifact, network))
+        warn("predict", answer_warnings(artifact, network, rows))
     if missing:
         warn("predict", [f"no prediction interval for {args.model_name!r}: {missing}"])
     if args.json:

@@ -144,6 +144,11 @@ class Calibration:
     inside: float  # at ratio 1, from the training residuals
     noise: float  # this network's training noise (log), in the row's difficulty
 
+    def without_backtest(self) -> Calibration:
+        """The width without a backtest: the models' spread plus the distance prior."""
+        none = np.zeros(0)
+        return Calibration(none, none, none, self.inside, self.noise)
+
     def half_width(self, ratio: float, level: float, spread: np.ndarray) -> np.ndarray:
         difficulty = np.sqrt(self.noise**2 + spread**2)
         if self.ratios.size == 0:
@@ -238,10 +243,11 @@ def answer_table(
     # Weights and widths change little within a fraction of a doubling: rows are grouped by
     # their ratio rounded to 1/RATIO_STEPS of a doubling, so a plan over many layouts stays quick.
     steps = np.round(np.log2(ratios) * RATIO_STEPS).astype(int)
+    unseen = untested_nodes(artifact, network, rows, records)
     tables: dict[str, pd.DataFrame] = {}
     parts = []
-    for step, other in sorted(set(zip(steps, longer, strict=True))):
-        at = np.flatnonzero((steps == step) & (longer == other))
+    for step, other, blind in sorted(set(zip(steps, longer, unseen, strict=True))):
+        at = np.flatnonzero((steps == step) & (longer == other) & (unseen == blind))
         ratio = 2.0 ** (step / RATIO_STEPS)
         # Only models that predict a positive time at every row of the group take part, so
         # one model's nonsense far from the data (a linear fit crossing zero) leaves the others.
@@ -252,12 +258,15 @@ def answer_table(
                 f"{len(at)} of the rows asked; ask nearer the measured configurations"
             )
         preferred = per_iteration_models(usable) if other else usable
-        weights = weights_from(records, float(ratio), preferred or usable)
+        # A question on more nodes than any backtest record crossed to: the records cannot rank
+        # the models there (the inter-node cost is in none of them), so no backtest speaks.
+        evidence = records.without_backtest() if blind else records
+        weights = weights_from(evidence, float(ratio), preferred or usable)
         part = _combine(
             {m: _table(tables, model_table, m, rows) for m in weights},
             weights,
             at,
-            calibrated,
+            calibrated.without_backtest() if blind else calibrated,
             float(ratio),
             level,
         )
@@ -265,6 +274,16 @@ def answer_table(
         part["models"] = describe(weights)
         parts.append(part)
     return pd.concat(parts).sort_index()
+
+
+def untested_nodes(
+    artifact: dict, network: str, rows: pd.DataFrame, records: Records
+) -> np.ndarray:
+    """Per row: whether it asks for more nodes than measured while no backtest record asked for
+    more nodes than its refit was trained on."""
+    measured = artifact["networks"][network].get("measured") or {}
+    beyond = rows["nodes"].to_numpy(int) > max(measured.get("nodes") or [1])
+    return beyond & (not records.crossed_nodes) & (not records.empty)
 
 
 def other_epochs(artifact: dict, network: str, rows: pd.DataFrame) -> np.ndarray:
@@ -390,11 +409,23 @@ def answer_block(artifact: dict, network: str) -> dict:
     return {"method": __doc__.split("\n\n")[1].replace("\n", " "), "why": why, "by_ratio": by_ratio}
 
 
-def answer_warnings(artifact: dict, network: str) -> list[str]:
+def answer_warnings(artifact: dict, network: str, rows: pd.DataFrame | None = None) -> list[str]:
     """What the answer could not check for this network: no backtest of its own series, a
-    single batch size or node count measured."""
+    single batch size measured; with ``rows``, the rows on more nodes than any backtest record
+    crossed to."""
     info = artifact.get("networks", {}).get(network) or {}
     found = []
+    if rows is not None and fitted_models(artifact, network):
+        records = records_of(artifact, network, fitted_models(artifact, network))
+        unseen = untested_nodes(artifact, network, rows, records)
+        if unseen.any():
+            nodes = sorted({int(n) for n in rows["nodes"].to_numpy(int)[unseen]})
+            found.append(
+                f"{', '.join(map(str, nodes))} nodes: no backtest record asked for more nodes "
+                "than it was trained on, so nothing ranks the models there; the answer is the "
+                "median of the collective models, with the interval of an answer without a "
+                "backtest"
+            )
     reason = (info.get("backtest") or {}).get("reason")
     if reason:
         found.append(

@@ -56,16 +56,26 @@ class Records:
     # Mean |log(measured / predicted)| on the network's own training points: the score inside
     # the measured range (ratio 1), where a question is interpolation.
     inside: dict[str, float]
+    # Whether any record asked for more nodes than its refit was trained on (True for records
+    # of artifacts written before the backtest said so: they may have).
+    crossed_nodes: bool = False
 
     @property
     def empty(self) -> bool:
         return not any(len(v) for v in self.ratio.values())
+
+    def without_backtest(self) -> Records:
+        """The same training errors and no backtest record: for a question the records say
+        nothing of."""
+        none = {m: np.zeros(0) for m in self.ratio}
+        return Records(none, none, none, {m: [] for m in self.ratio}, self.inside)
 
 
 def records_of(artifact: dict, network: str, models: list[str]) -> Records:
     """The backtest records of ``models``: this network's at weight 1, the others' at
     :data:`POOLED_WEIGHT`."""
     ratio, error, weight, key = {}, {}, {}, {}
+    crossed = False
     for name in models:
         r, e, w, k = [], [], [], []
         for other, info in artifact.get("networks", {}).items():
@@ -73,6 +83,8 @@ def records_of(artifact: dict, network: str, models: list[str]) -> Records:
             own = 1.0 if other == network else POOLED_WEIGHT
             levels = np.asarray((info.get("measured") or {}).get("procs") or [], float)
             for row in rows:
+                trained_nodes = row.get("train_max_nodes")
+                crossed |= trained_nodes is None or row["nodes"] > trained_nodes
                 value = row["log_error"]
                 r.append(row["ratio"])
                 e.append(
@@ -88,7 +100,8 @@ def records_of(artifact: dict, network: str, models: list[str]) -> Records:
                 )
         ratio[name], error[name] = np.asarray(r, float), np.asarray(e, float)
         weight[name], key[name] = np.asarray(w, float), k
-    return Records(ratio, error, weight, key, _training_errors(artifact, network, models))
+    inside = _training_errors(artifact, network, models)
+    return Records(ratio, error, weight, key, inside, crossed)
 
 
 def _training_errors(artifact: dict, network: str, models: list[str]) -> dict[str, float]:

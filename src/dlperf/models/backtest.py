@@ -81,6 +81,8 @@ def backtest(points: pd.DataFrame, models: dict[str, dict], seed: int) -> dict:
                 found[name].append(
                     {
                         "train_max_procs": cutoff,
+                        # Whether the record crossed to more nodes than it was trained on.
+                        "train_max_nodes": int(train["nodes"].max()),
                         "nodes": int(row.nodes),
                         "procs": int(row.procs),
                         "batch_size": int(row.batch_size),

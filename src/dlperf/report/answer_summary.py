@@ -52,7 +52,7 @@ def answer_at(artifact: dict, network: str, row: dict) -> AnswerAt:
         float(out["ratio"]),
         str(out["models"]),
         (info.get("answer") or {}).get("why", ""),
-        answer_warnings(artifact, network),
+        answer_warnings(artifact, network, frame),
     )
 
 

@@ -228,3 +228,33 @@ def test_a_model_the_backtest_cannot_refit_takes_part_only_if_it_is_collective()
     described = predict_rows(artifact, "net0", ANSWER, rows)["models"].iloc[0]
     assert "generic" in described
     assert "ernest" not in described and "extrap" not in described
+
+
+def log_width(table: pd.DataFrame) -> float:
+    return float(np.log(table["epoch_time_hi_s"] / table["epoch_time_lo_s"]).iloc[0])
+
+
+def test_more_nodes_than_any_backtest_crossed_to_is_answered_without_the_backtest():
+    # Measured on one node: the backtest (train on 1-2 or 1-4 workers, ask more) never asked
+    # for a second node, so it cannot rank the models on the inter-node cost.
+    points = series(2, [1, 2, 4, 8], 0.02, seed=8)
+    artifact = fit_framework(points, "pytorch", MODELS, seed=0, refits=5)
+    one_node = points.iloc[[0]].assign(procs=16)
+    two_nodes = one_node.assign(nodes=2)
+    inside = predict_rows(artifact, "net0", ANSWER, one_node)
+    across = predict_rows(artifact, "net0", ANSWER, two_nodes)
+    assert not inside["models"].iloc[0].startswith("median of ")
+    assert across["models"].iloc[0] == "median of castello, loglin"
+    assert log_width(across) > log_width(inside)
+    assert any(
+        "no backtest record asked for more nodes" in w
+        for w in answer_warnings(artifact, "net0", two_nodes)
+    )
+    assert not any("more nodes" in w for w in answer_warnings(artifact, "net0", one_node))
+    # Measured on 1-8 nodes of 8 workers: the backtest crossed nodes, and it ranks them there.
+    spread = series(2, [8, 16, 32, 64], 0.02, seed=8)
+    spread = spread.assign(nodes=spread["procs"] // 8)
+    crossed = fit_framework(spread, "pytorch", MODELS, seed=0, refits=5)
+    far = spread.iloc[[0]].assign(procs=256, nodes=32)
+    assert not predict_rows(crossed, "net0", ANSWER, far)["models"].iloc[0].startswith("median")
+    assert not any("more nodes" in w for w in answer_warnings(crossed, "net0", far))
