@@ -81,7 +81,8 @@ def _rows(args: argparse.Namespace):
 
 
 def run_predict(args: argparse.Namespace) -> int:
-    from dlperf.models.answer import ANSWER, answer_warnings
+    from dlperf.models.answer import ANSWER
+    from dlperf.models.answer_explained import answer_warnings
     from dlperf.models.artifact_check import load_artifact
     from dlperf.models.prediction import extrapolation_warnings, interval_missing, predict_rows
 

@@ -13,8 +13,7 @@ finite-sample correction (n + 1) / n, growing beyond the largest ratio the backt
 its growth over the last doubling seen, times the row's own difficulty. Inside the measured
 range (r = 1) the quantile is that of the answer's training residuals. Without a backtest the
 half-width is the models' full spread plus a distance term per doubling. The interval is never
-narrower than the weighted median of the combined models' bootstrap intervals (constants
-uncertainty)."""
+narrower than the median of the combined models' bootstrap intervals (constants uncertainty)."""
 
 from __future__ import annotations
 
@@ -28,13 +27,10 @@ from dlperf.errors import UnknownName, UnusablePrediction
 
 from . import MODELS, InsufficientData, capabilities_of
 from .answer_weights import (
-    INDISTINCT,
-    WITHIN_BEST,
     Records,
     fitted_models,
     kernel,
     records_of,
-    scores,
     weights_at,
     weights_from,
 )
@@ -333,7 +329,7 @@ def _combine(
 ):
     """The weighted median of the models' log times at rows ``at`` (their median without a
     backtest), with the interval: the calibrated half-width at the row's difficulty (the
-    combined models' spread there), or the weighted median of the models' bootstrap intervals
+    combined models' spread there), or the median of the models' bootstrap intervals
     (constants uncertainty), whichever is wider."""
     leading = max(weights, key=lambda m: (weights[m], m))
     first = tables[leading].iloc[at].copy()
@@ -360,82 +356,3 @@ def _combine(
     first["samples_per_s_lo"] = data / hi
     first["samples_per_s_hi"] = data / lo
     return first
-
-
-# Extrapolation ratios the artifact's answer block describes (the answer itself is computed at
-# whatever ratio is asked).
-DESCRIBED_RATIOS = (1, 2, 4, 8, 16)
-
-
-def answer_block(artifact: dict, network: str) -> dict:
-    """What the artifact says of a network's answer: per extrapolation ratio, the models, their
-    weights and backtest scores (mean |log error|), and why."""
-    fitted = fitted_models(artifact, network)
-    records = records_of(artifact, network, fitted)
-    own = any(((artifact["networks"][network].get("backtest") or {}).get("models") or {}).values())
-    if not fitted:
-        why = "no model could be fitted: there is no answer"
-    elif records.empty:
-        why = (
-            "no backtest was possible (fewer than 3 measured worker counts in every series): "
-            "the answer is the median of the models whose training error is within "
-            f"{WITHIN_BEST:g}x of the best, its interval their spread plus "
-            f"{PRIOR_LOG_ERROR_PER_DOUBLING:g} in log time per doubling beyond the range"
-        )
-    else:
-        why = (
-            "models weighted by score^-2, the score being the mean |log error| when refitted on "
-            "fewer worker counts and asked beyond them at a comparable ratio; only models that a "
-            "paired comparison over the backtest cannot tell from the best take part (chance "
-            f"of scoring no worse than the best >= {INDISTINCT:g}; inside the measured range the "
-            f"score is the training error and models within {WITHIN_BEST:g}x of the best take "
-            "part)"
-            + (
-                ""
-                if own
-                else " (this network's own series could not be backtested: other networks' records)"
-            )
-        )
-    by_ratio = []
-    for ratio in DESCRIBED_RATIOS:
-        found = scores(records, float(ratio))
-        by_ratio.append(
-            {
-                "ratio": ratio,
-                "weights": weights_from(records, float(ratio), fitted) if fitted else {},
-                "scores": {m: round(v, 6) for m, v in sorted(found.items())},
-            }
-        )
-    return {"method": __doc__.split("\n\n")[1].replace("\n", " "), "why": why, "by_ratio": by_ratio}
-
-
-def answer_warnings(artifact: dict, network: str, rows: pd.DataFrame | None = None) -> list[str]:
-    """What the answer could not check for this network: no backtest of its own series, a
-    single batch size measured; with ``rows``, the rows on more nodes than any backtest record
-    crossed to."""
-    info = artifact.get("networks", {}).get(network) or {}
-    found = []
-    if rows is not None and fitted_models(artifact, network):
-        records = records_of(artifact, network, fitted_models(artifact, network))
-        unseen = untested_nodes(artifact, network, rows, records)
-        if unseen.any():
-            nodes = sorted({int(n) for n in rows["nodes"].to_numpy(int)[unseen]})
-            found.append(
-                f"{', '.join(map(str, nodes))} nodes: no backtest record asked for more nodes "
-                "than it was trained on, so nothing ranks the models there; the answer is the "
-                "median of the collective models, with the interval of an answer without a "
-                "backtest"
-            )
-    reason = (info.get("backtest") or {}).get("reason")
-    if reason:
-        found.append(
-            f"the answer for {network} was not backtested on its own series ({reason}); "
-            "its interval is wider for it"
-        )
-    measured = info.get("measured") or {}
-    if len(measured.get("batch_size") or []) == 1:
-        found.append(
-            f"one batch size was measured ({measured['batch_size'][0]}): how time grows with "
-            "the batch was not measured"
-        )
-    return found

@@ -12,7 +12,7 @@ from dlperf.errors import UnknownName
 from dlperf.io import SCHEMA_VERSION
 
 from . import MODELS, InsufficientData, ModelUnavailable, make_model, model_from_dict
-from .answer import answer_block
+from .answer_explained import answer_block
 from .backtest import backtest
 from .base import FEATURES, TARGET, PerformanceModel, capabilities_of, iterations
 from .identifiability import identifiability_block

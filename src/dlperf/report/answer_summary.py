@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from dlperf.models.answer import ANSWER, answer_warnings
+from dlperf.models.answer import ANSWER
+from dlperf.models.answer_explained import answer_warnings
 from dlperf.models.prediction import prediction_table
 
 from . import figure_data, rendering

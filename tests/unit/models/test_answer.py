@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from benchmarkscripts import load_benchmark
-from dlperf.models.answer import ANSWER, answer_warnings, weighted_quantile
+from dlperf.models.answer import ANSWER, weighted_quantile
+from dlperf.models.answer_explained import answer_warnings
 from dlperf.models.artifact import fit_framework
 from dlperf.models.prediction import predict_rows, prediction_table
 

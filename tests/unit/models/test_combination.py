@@ -42,11 +42,9 @@ def test_a_wild_bootstrap_of_one_model_does_not_set_the_interval():
         "c": _table([10.0], [4.0], [30.0]),  # refits on a few resampled counts swung far
         "d": _table([10.0], [np.nan], [np.nan]),  # no interval: left out of the floor
     }
-    weights = {"a": 0.3, "b": 0.3, "c": 0.4, "d": 0.1}
-    lo, hi = bootstrap_floor(tables, weights, np.array([0]))
+    lo, hi = bootstrap_floor(tables, ["a", "b", "c", "d"], np.array([0]))
     assert np.allclose([lo[0], hi[0]], [9.0, 11.0])
-    # Without a backtest (weights 0) the models count alike.
-    lo, hi = bootstrap_floor(tables, dict.fromkeys(weights, 0.0), np.array([0]))
-    assert np.allclose([lo[0], hi[0]], [9.0, 11.0])
-    none = {"d": tables["d"]}
-    assert np.isnan(bootstrap_floor(none, {"d": 1.0}, np.array([0]))[0]).all()
+    # Of two models, the middle of their bounds (in log).
+    lo, hi = bootstrap_floor(tables, ["a", "c"], np.array([0]))
+    assert np.allclose([lo[0], hi[0]], [6.0, np.sqrt(330.0)])
+    assert np.isnan(bootstrap_floor(tables, ["d"], np.array([0]))[0]).all()
