@@ -8,10 +8,10 @@ import pandas as pd
 from dlperf.models.combination import bootstrap_floor, weighted_median
 
 
-def test_one_model_far_from_the_others_moves_the_median_no_further_than_the_next():
+def test_one_model_far_from_the_others_moves_the_median_no_further_than_its_neighbours():
     logs = np.array([[0.0], [0.1], [0.2], [5.0]])
     weights = np.array([0.25, 0.25, 0.25, 0.25])
-    # Half the weight ends exactly on the second model: midway to the third.
+    # The half lies midway between the second and third models' middles.
     assert np.isclose(weighted_median(logs, weights)[0], 0.15)
     runaway = logs.copy()
     runaway[3, 0] = 50.0
@@ -20,10 +20,17 @@ def test_one_model_far_from_the_others_moves_the_median_no_further_than_the_next
     assert np.sum(weights[:, None] * runaway, axis=0)[0] > 10
 
 
-def test_the_median_follows_the_weights_per_row():
+def test_the_median_follows_the_weights_per_row_and_moves_smoothly_with_them():
     logs = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0]])
-    assert weighted_median(logs, np.array([0.6, 0.2, 0.2])).tolist() == [0.0, 1.0]
-    assert weighted_median(logs, np.array([0.2, 0.2, 0.6])).tolist() == [2.0, 2.0]
+    # First column: middles 0.35 (0), 0.8 (1), 0.95 (2), so one half is 1/3 of the way from 0
+    # to 1; second: 0.1 (0), 0.55 (1), 0.95 (2), 8/9 of the way.
+    assert np.allclose(weighted_median(logs, np.array([0.7, 0.2, 0.1])), [1 / 3, 8 / 9])
+    # A model holding most of the weight draws the median most of the way to its value.
+    assert np.all(weighted_median(logs, np.array([0.05, 0.05, 0.9])) > 1.85)
+    # No step as the weights shift: small changes of weight, small changes of the median.
+    shifts = np.linspace(0.2, 0.6, 41)
+    path = [weighted_median(logs, np.array([w, 0.6 - w / 2, 0.4 - w / 2]))[0] for w in shifts]
+    assert np.max(np.abs(np.diff(path))) < 0.05
 
 
 def test_two_models_give_their_weighted_mean():
