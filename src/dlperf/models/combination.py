@@ -18,11 +18,12 @@ def weighted_median(logs: np.ndarray, weights: np.ndarray) -> np.ndarray:
     the median is read off the straight line between the two models around one half (the
     first or last model's value beyond them). Unlike a weighted mean, one model far from the
     others (a form running away beyond the data) moves it no further than its neighbours;
-    unlike a plain weighted median it moves smoothly as the weights do (no step where the
-    half passes from one model to the next: the report's band drew them as stairs), and of two
-    models it is their weighted mean. Measured with the answer's other rules in place
-    (benchmarks/answer_backtest.py, p_max/2): MAPE 3.12 % against 3.36 for the weighted mean on
-    NVIDIA's grid (2.89 for the stepped median), the same within 0.05 on the other tables."""
+    unlike a plain weighted median it moves continuously with the weights (no jump where the
+    half passes from one model to the next as the weights change with the ratio asked), and of
+    two models it is their weighted mean, with no case apart. Measured with the answer's other
+    rules in place (benchmarks/answer_backtest.py, p_max/2): MAPE 3.12 % against 3.36 for the
+    weighted mean on NVIDIA's grid (2.89 for the plain weighted median), the same within 0.05 on
+    the other tables."""
     shares = np.asarray(weights, float) / np.sum(weights)
     order = np.argsort(logs, axis=0, kind="stable")
     values = np.take_along_axis(logs, order, axis=0)
