@@ -78,8 +78,9 @@ def answer_warnings(artifact: dict, network: str, rows: pd.DataFrame | None = No
     crossed to."""
     info = artifact.get("networks", {}).get(network) or {}
     found = []
-    if rows is not None and fitted_models(artifact, network):
-        records = records_of(artifact, network, fitted_models(artifact, network))
+    fitted = fitted_models(artifact, network)
+    if rows is not None and fitted:
+        records = records_of(artifact, network, fitted)
         unseen = untested_nodes(artifact, network, rows, records)
         if unseen.any():
             nodes = sorted({int(n) for n in rows["nodes"].to_numpy(int)[unseen]})
