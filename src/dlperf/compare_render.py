@@ -6,8 +6,9 @@ import jinja2
 import pandas as pd
 
 from dlperf.compare import Comparison
-from dlperf.compare_history import History, trend_figure
+from dlperf.compare_history import History
 from dlperf.compare_stats import MAX_REPETITIONS
+from dlperf.compare_trend_figure import trend_figure
 from dlperf.tables import NOISY_FOREIGN_CPU
 
 TABLE_COLUMNS = {

@@ -52,9 +52,10 @@ def add_archive(sub) -> None:
 
 def run_archive(args: argparse.Namespace) -> int:
     from dlperf import archive
+    from dlperf.study_files import study_config
 
     given = args.config or args.config_json
-    config = arg.config_of(args) if given else archive.study_config(args.results)
+    config = arg.config_of(args) if given else study_config(args.results)
     manifest = archive.create(args.results, config, args.out)
     files = sum(1 for node in manifest["@graph"] if node.get("@type") == "File")
     print(f"{files} files with SHA-256 checksums -> {args.out}")
@@ -73,9 +74,9 @@ def add_verify_archive(sub) -> None:
 
 
 def run_verify_archive(args: argparse.Namespace) -> int:
-    from dlperf import archive
+    from dlperf import archive, rerun
 
-    result = archive.verify(args.archive, rerun=args.rerun)
+    result = rerun.verify(args.archive) if args.rerun else archive.verify(args.archive)
     for name in result.reproduced:
         print(f"reproduced: {name}")
     for problem in result.problems:
