@@ -1,5 +1,5 @@
 """The re-run behind ``dlperf verify-archive --rerun``: check an archive as
-:func:`dlperf.archive.verify` does, then fit, validate and render the report again from the
+:func:`dlperf.study.archive.verify` does, then fit, validate and render the report again from the
 study's archived timings and configuration, into fresh files compared byte for byte with the
 archived ones.
 
@@ -13,7 +13,6 @@ import os
 import tempfile
 from pathlib import Path
 
-from dlperf import archive
 from dlperf.layout import (
     ADAPTIVE_ROUND,
     ARCHIVE_CONFIG,
@@ -22,11 +21,13 @@ from dlperf.layout import (
     WORKFLOW,
     StudyLayout,
 )
+from dlperf.study import archive
 
 
 def verify(path: str | os.PathLike) -> archive.Verification:
-    """Check ``path`` as :func:`dlperf.archive.verify` does and, when it is intact, re-run fit,
-    validate and report from its members: each fresh file must have the archived checksum."""
+    """Check ``path`` as :func:`dlperf.study.archive.verify` does and, when it is intact,
+    re-run fit, validate and report from its members: each fresh file must have the archived
+    checksum."""
     path = Path(path)
     with tempfile.TemporaryDirectory(prefix="dlperf-verify-") as tmp:
         root = Path(tmp)

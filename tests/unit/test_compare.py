@@ -7,11 +7,13 @@ import tarfile
 
 import pytest
 
-from dlperf import compare, compare_model, stages
+from dlperf import stages
 from dlperf.cli import main
+from dlperf.compare import against_model as compare_model
+from dlperf.compare import pair as compare
+from dlperf.measurements.tables import to_points
 from dlperf.models.artifact import fit_framework
-from dlperf.study_files import load_study
-from dlperf.tables import to_points
+from dlperf.study.files import load_study
 from recordmaker import CONFIGS, make_record, study_records, write_study
 
 SLOW = (2, 16)
@@ -75,7 +77,7 @@ def test_runs_outside_the_baseline_models_interval_are_flagged(studies, tmp_path
     a, _ = studies
     timings_csv = tmp_path / "timings.csv"
     stages.aggregate(sorted(a.glob("runs/**/*.json")), timings_csv, None, tmp_path / "f.csv")
-    from dlperf.tables import read_timings
+    from dlperf.measurements.tables import read_timings
 
     points = to_points(read_timings(timings_csv))
     settings = {"lambdas": [0.0], "popsize": 6, "maxiter": 30}
@@ -181,7 +183,7 @@ def main_output(argv) -> str:
 def test_a_history_marks_the_step_and_takes_the_exit_status_from_the_last(studies, tmp_path):
     a, b = studies
     name = "pytorch/mlp cpu n1 p2 b16 d512"
-    from dlperf.compare_history import history
+    from dlperf.compare.trend import history
 
     steps = history([load_study(p) for p in (a, a, b)], compare.Settings())
     table = steps.table("rows").set_index("configuration")
@@ -267,3 +269,4 @@ def test_runs_of_another_precision_are_another_configuration(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "share no configuration" in err and "precision=bf16" in err
     assert main(["compare", str(cand), str(write_study(tmp_path / "c", bf16))]) == 0
+

@@ -68,7 +68,7 @@ def importers(prefix: str) -> set[str]:
 
 def test_the_graph_is_read():
     assert "dlperf.stages" in GRAPH["dlperf.cli.modelling"]
-    assert "dlperf.io" in GRAPH["dlperf.archive"]
+    assert "dlperf.io" in GRAPH["dlperf.study.archive"]
 
 
 def test_no_import_cycle():

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from dlperf import arguments as arg
+from dlperf.cli import arguments as arg
 from dlperf.layout import WORKFLOW
 
 
@@ -24,7 +24,7 @@ def add_forget_disturbed(sub) -> None:
 
 
 def run_forget_disturbed(args: argparse.Namespace) -> int:
-    from dlperf.disturbed_runs import forget_disturbed
+    from dlperf.study.disturbed_runs import forget_disturbed
 
     records = forget_disturbed(args.timings, args.results, args.out)
     print(
@@ -51,8 +51,8 @@ def add_archive(sub) -> None:
 
 
 def run_archive(args: argparse.Namespace) -> int:
-    from dlperf import archive
-    from dlperf.study_files import study_config
+    from dlperf.study import archive
+    from dlperf.study.files import study_config
 
     given = args.config or args.config_json
     config = arg.config_of(args) if given else study_config(args.results)
@@ -74,7 +74,8 @@ def add_verify_archive(sub) -> None:
 
 
 def run_verify_archive(args: argparse.Namespace) -> int:
-    from dlperf import archive, rerun
+    from dlperf import rerun
+    from dlperf.study import archive
 
     result = rerun.verify(args.archive) if args.rerun else archive.verify(args.archive)
     for name in result.reproduced:
@@ -137,8 +138,8 @@ def add_compare(sub) -> None:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from dlperf.compare import Settings
-    from dlperf.compare_studies import compare_studies
+    from dlperf.compare.command import compare_studies
+    from dlperf.compare.pair import Settings
     from dlperf.io import atomic_write_text
 
     settings = Settings(

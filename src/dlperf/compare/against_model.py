@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 
 from dlperf.errors import DlperfError
+from dlperf.measurements.tables import INPUT_COLUMNS, POINT_KEYS
 from dlperf.models.prediction import predict_rows
-from dlperf.study_files import StudyFiles
-from dlperf.tables import INPUT_COLUMNS, POINT_KEYS
+from dlperf.study.files import StudyFiles
 
 MODEL_COLUMNS = POINT_KEYS + [
     "configuration",

@@ -4,7 +4,7 @@ framework, on the repetitions.
 For each configuration both studies measured (framework, network, device, nodes, workers,
 batch, data size), each repetition (a fresh process: the independent unit) is summarised by the
 log of its median iteration time, and the two studies' repetitions are compared by a moderated
-t-test (``dlperf.compare_stats``): the ratio (candidate / baseline, of the geometric means of
+t-test (``dlperf.compare.statistics``): the ratio (candidate / baseline, of the geometric means of
 the repetitions' medians) with its interval and a p-value, corrected for the number of
 configurations compared (Benjamini-Hochberg, scipy.stats.false_discovery_control).
 Repetitions during which other programs used much of the host's CPU (the run record's
@@ -21,7 +21,7 @@ the same way (``groups``): a small slowdown of everything shows there. A regress
 kind is exit status 1 of `dlperf compare`.
 
 The candidate's runs are also checked against the baseline's fitted model
-(``dlperf.compare_model``).
+(``dlperf.compare.against_model``).
 """
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from dlperf import compare_stats
-from dlperf.compare_model import MODEL_COLUMNS, check_against_model, label
+from dlperf.compare import statistics as compare_stats
+from dlperf.compare.against_model import MODEL_COLUMNS, check_against_model, label
 from dlperf.errors import NotComparable
-from dlperf.study_files import StudyFiles
-from dlperf.tables import INPUT_COLUMNS, NOISY_FOREIGN_CPU, POINT_KEYS
+from dlperf.measurements.tables import INPUT_COLUMNS, NOISY_FOREIGN_CPU, POINT_KEYS
+from dlperf.study.files import StudyFiles
 
 # A configuration is also what one sample is and how it is trained (image size, sequence
 # length, precision, accumulation): an fp32 run is not the baseline of a bf16 one.
@@ -85,7 +85,7 @@ ALL_NETWORKS = ""  # the network of a framework's overall group
 @dataclass
 class Settings:
     """What `dlperf compare` tests with; its command line checks each value (the types
-    FRACTION, RATE and POWER of dlperf.arguments)."""
+    FRACTION, RATE and POWER of dlperf.cli.arguments)."""
 
     threshold: float = 0.05  # a slowdown beyond this fraction is a regression
     alpha: float = 0.05  # false discovery rate over the configurations (and groups) compared

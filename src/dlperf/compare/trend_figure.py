@@ -10,8 +10,8 @@ import matplotlib
 import pandas as pd
 from matplotlib.figure import Figure
 
-from dlperf.compare_history import STEP_MARKS, History
-from dlperf.report.rendering import STYLE, SVG_METADATA
+from dlperf.compare.trend import STEP_MARKS, History
+from dlperf.figures import STYLE, SVG_METADATA
 
 
 def trend_figure(result: History) -> str:

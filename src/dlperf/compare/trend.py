@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dlperf.compare import Comparison, Settings, compare
-from dlperf.study_files import StudyFiles
+from dlperf.compare.pair import Comparison, Settings, compare
+from dlperf.study.files import StudyFiles
 
 STEP_MARKS = {"slower": "▲", "faster": "▼"}  # the step change of a study, in tables
 

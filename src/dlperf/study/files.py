@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from dlperf.errors import InputFileError
 from dlperf.io import read_json
 from dlperf.layout import CONFIG, MODELS, RESULTS, RUNS, WORKFLOW, StudyLayout
-from dlperf.tables import RecordError, read_record, record_problem
+from dlperf.measurements.tables import RecordError, read_record, record_problem
 
 
 @dataclass
@@ -42,7 +42,7 @@ def _results_dir(path: Path) -> Path:
 def _own_files(results: Path):
     """Whether a file (relative to ``results``) is the study's own: one its configuration
     (``config.json``, written by the workflow) produces; every file when it has none."""
-    from dlperf.study_outputs import Produced
+    from dlperf.study.outputs import Produced
 
     if not (results / CONFIG).is_file():
         return lambda relative: True

@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from dlperf import crate
 from dlperf.errors import DlperfError
 from dlperf.io import atomic_path, dumps_json, read_json
 from dlperf.layout import ARCHIVE_CONFIG as CONFIG
 from dlperf.layout import ARCHIVE_MANIFEST as MANIFEST
 from dlperf.layout import RELATIVE, WORKFLOW, external_member
-from dlperf.study_outputs import Produced, not_the_configs
+from dlperf.study import crate
+from dlperf.study.outputs import Produced, not_the_configs
 
 CHUNK = 1 << 18  # tarfile copies a read a few times over: a small chunk keeps that small
 # The manifest and config.json are read whole; ours are kilobytes, a larger one is not ours.
