@@ -34,14 +34,15 @@ import pandas as pd
 from scipy import stats
 
 from dlperf.compare import statistics as compare_stats
-from dlperf.compare.against_model import MODEL_COLUMNS, check_against_model, label
+from dlperf.compare.against_model import MODEL_COLUMNS, check_against_model
 from dlperf.errors import NotComparable
-from dlperf.measurements.tables import INPUT_COLUMNS, NOISY_FOREIGN_CPU, POINT_KEYS
+from dlperf.measurements.configuration import CONFIG_KEYS, as_dict, label
+from dlperf.measurements.configuration import key as configuration_key
+from dlperf.measurements.tables import NOISY_FOREIGN_CPU
 from dlperf.study.files import StudyFiles
 
 # A configuration is also what one sample is and how it is trained (image size, sequence
 # length, precision, accumulation): an fp32 run is not the baseline of a bf16 one.
-CONFIG_KEYS = POINT_KEYS + list(INPUT_COLUMNS)
 
 COLUMNS = CONFIG_KEYS + [
     "configuration",
@@ -147,13 +148,6 @@ class Comparison:
         )
 
 
-def _key(record: dict) -> tuple:
-    config = record["config"]
-    return tuple(config[k] for k in POINT_KEYS) + tuple(
-        config.get(k, default) for k, default in INPUT_COLUMNS.items()
-    )
-
-
 def is_disturbed(record: dict) -> bool:
     """Other programs used much of the host's CPU during the run's epoch."""
     share = (record.get("noise") or {}).get("foreign_cpu_fraction")
@@ -179,7 +173,7 @@ def repetitions_by_configuration(records: list[dict]) -> dict[tuple, Repetitions
     grouped: dict[tuple, Repetitions] = {}
     for record in records:
         if record["status"] == "ok":
-            reps = grouped.setdefault(_key(record), Repetitions())
+            reps = grouped.setdefault(configuration_key(record["config"]), Repetitions())
             reps.times.append(np.asarray(record["iter_times_s"], float))
             reps.disturbed.append(is_disturbed(record))
     return grouped
@@ -292,7 +286,7 @@ def _groups(rows: pd.DataFrame, tests: list, settings: Settings) -> pd.DataFrame
 def _not_tested(key: tuple, base: Repetitions, cand: Repetitions) -> str:
     empty = "baseline" if not base.tested(False) else "candidate"
     return (
-        f"{label(dict(zip(CONFIG_KEYS, key, strict=True)))}: every run of the {empty} was "
+        f"{label(as_dict(key))}: every run of the {empty} was "
         "disturbed by other programs (measure it again on a quiet machine, or compare with "
         "--keep-disturbed)"
     )
@@ -310,7 +304,7 @@ def compare_configurations(
         if not b or not c:
             not_tested.append(_not_tested(key, base[key], cand[key]))
             continue
-        config = dict(zip(CONFIG_KEYS, key, strict=True))
+        config = as_dict(key)
         disturbed = sum(base[key].disturbed) + sum(cand[key].disturbed)
         described.append(
             {
@@ -349,8 +343,8 @@ def compare(baseline: StudyFiles, candidate: StudyFiles, settings: Settings) -> 
         # A gate must not pass what it could not judge.
         raise NotComparable(
             f"{baseline.source} and {candidate.source} share no configuration (e.g. "
-            f"{label(dict(zip(CONFIG_KEYS, min(base), strict=True)))} against "
-            f"{label(dict(zip(CONFIG_KEYS, min(cand), strict=True)))}); compare studies of the "
+            f"{label(as_dict(min(base)))} against "
+            f"{label(as_dict(min(cand)))}); compare studies of the "
             "same sweep"
         )
     flags, notes = check_against_model(baseline, candidate, settings.model, settings.level)
@@ -360,12 +354,8 @@ def compare(baseline: StudyFiles, candidate: StudyFiles, settings: Settings) -> 
         settings=settings,
         rows=rows,
         groups=groups,
-        only_baseline=[
-            label(dict(zip(CONFIG_KEYS, k, strict=True))) for k in sorted(set(base) - set(cand))
-        ],
-        only_candidate=[
-            label(dict(zip(CONFIG_KEYS, k, strict=True))) for k in sorted(set(cand) - set(base))
-        ],
+        only_baseline=[label(as_dict(k)) for k in sorted(set(base) - set(cand))],
+        only_candidate=[label(as_dict(k)) for k in sorted(set(cand) - set(base))],
         not_tested=not_tested,
         prior_df=prior_df,
         model_flags=flags,
