@@ -14,6 +14,7 @@ import jinja2
 from dlperf.io import atomic_write_text
 
 from . import rendering, sections
+from .framework_section import frameworks_side_by_side
 from .markup import Section
 from .study import Study
 from .summary import summary
@@ -22,6 +23,7 @@ from .template import PAGE
 # The page from top to bottom; each part takes the study and returns its sections.
 PARTS: tuple[Callable[[Study], list[Section]], ...] = (
     summary,
+    frameworks_side_by_side,
     sections.accuracy,
     sections.adaptive,
     sections.frameworks,
