@@ -42,7 +42,7 @@ def ratio_frame(c: NetworkComparison) -> pd.DataFrame:
             "nodes": c.ratios["nodes"],
             "workers": c.ratios["procs"],
             "framework": c.ratios["framework"],
-            "samples/s": c.ratios["samples_per_s"],
+            "samples/s (geometric mean)": c.ratios["samples_per_s"].round().astype(int),
             "ratio to fastest": [f"{r:.3f}" for r in c.ratios["ratio"]],
             f"{CONFIDENCE:.0%} interval": [
                 _interval(lo, hi)

@@ -183,7 +183,7 @@ def test_the_command_output_carries_the_table(timings):
         "nodes",
         "workers",
         "framework",
-        "samples/s",
+        "samples/s (geometric mean)",
         "ratio to fastest",
     ]
     text = as_text(comparisons)
