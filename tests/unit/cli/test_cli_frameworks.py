@@ -3,9 +3,7 @@ format, the generic models' split when artifacts are given, and one-line refusal
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 from clirun import assert_refused
@@ -15,21 +13,13 @@ from dlperf.cli import main
 from dlperf.io import atomic_write_json
 from dlperf.models.artifact import fit_framework
 
-SYNTHETIC = Path(__file__).resolve().parents[3] / "tests" / "report" / "synthetic.py"
 THREE = ("pytorch", "tensorflow", "mxnet")
 
 
-def _synthetic():
-    spec = importlib.util.spec_from_file_location("report_synthetic", SYNTHETIC)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
-def study(tmp_path_factory):
+def study(tmp_path_factory, report_synthetic):
     """results/timings.csv of three frameworks and results/models with their generic models."""
-    synthetic = _synthetic()
+    synthetic = report_synthetic
     root = tmp_path_factory.mktemp("study")
     timings = synthetic.synthetic_timings(frameworks=THREE)
     tables.write_csv(timings, root / "timings.csv")

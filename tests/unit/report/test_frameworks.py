@@ -1,9 +1,7 @@
 """Frameworks side by side on synthetic timings whose true ratios and splits are known: the
 ratio table and its intervals, the split of an iteration, the sentence, the section."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,30 +10,21 @@ import pytest
 from dlperf.report.framework_section import as_json, as_text, ratio_frame
 from dlperf.report.frameworks import compare_frameworks, ratio_table, split_table
 
-SYNTHETIC = Path(__file__).resolve().parents[3] / "tests" / "report" / "synthetic.py"
 THREE = ("pytorch", "tensorflow", "mxnet")
 
 
-def _synthetic():
-    spec = importlib.util.spec_from_file_location("report_synthetic", SYNTHETIC)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-synthetic = _synthetic()
-
-
-def _true_epoch(framework: str, p: int, b: int, d: int) -> float:
+def _true_epoch(synthetic, framework: str, p: int, b: int, d: int) -> float:
     cost = synthetic.PROFILES[framework]
     t_iter = cost.overhead + cost.compute["lenet"] * b**0.9 + cost.allreduce * (p - 1) / p
     return 0.05 + np.ceil(d / (p * b)) * t_iter
 
 
-def _true_ratio(framework: str, fastest: str, p: int) -> float:
+def _true_ratio(synthetic, framework: str, fastest: str, p: int) -> float:
     """Geometric mean over the sweep's configurations of the noise-free throughput ratio."""
     logs = [
-        np.log(_true_epoch(fastest, p, b, d) / _true_epoch(framework, p, b, d))
+        np.log(
+            _true_epoch(synthetic, fastest, p, b, d) / _true_epoch(synthetic, framework, p, b, d)
+        )
         for b in (8, 16, 32)
         for d in (512, 1024)
     ]
@@ -43,8 +32,8 @@ def _true_ratio(framework: str, fastest: str, p: int) -> float:
 
 
 @pytest.fixture(scope="module")
-def timings():
-    return synthetic.synthetic_timings(frameworks=THREE)
+def timings(report_synthetic):
+    return report_synthetic.synthetic_timings(frameworks=THREE)
 
 
 def test_only_networks_of_two_or_more_frameworks_are_compared(timings):
@@ -54,7 +43,7 @@ def test_only_networks_of_two_or_more_frameworks_are_compared(timings):
     assert compare_frameworks(timings[timings["framework"] == "pytorch"], {}) == []
 
 
-def test_each_ratio_is_near_the_true_one_and_its_interval_holds_it(timings):
+def test_each_ratio_is_near_the_true_one_and_its_interval_holds_it(timings, report_synthetic):
     table = ratio_table(timings[timings["network"] == "lenet"])
     assert sorted(table["procs"].unique()) == [1, 2, 4]
     for procs, at in table.groupby("procs"):
@@ -62,7 +51,7 @@ def test_each_ratio_is_near_the_true_one_and_its_interval_holds_it(timings):
         assert fastest == "pytorch"  # the least overhead and communication
         assert at.loc[at["fastest"], "ratio"].item() == 1.0
         for row in at[~at["fastest"]].itertuples():
-            truth = _true_ratio(row.framework, fastest, procs)
+            truth = _true_ratio(report_synthetic, row.framework, fastest, procs)
             assert row.ratio == pytest.approx(truth, rel=0.03)
             assert row.ratio_lo < truth < row.ratio_hi
             assert row.ratio_hi - row.ratio_lo < 0.1  # 12 repetitions per ratio: narrow
@@ -111,7 +100,7 @@ def test_disturbed_runs_are_left_out(timings):
     )
 
 
-def _generic(framework: str) -> dict:
+def _generic(synthetic, framework: str) -> dict:
     """A generic model entry whose breakdown is the synthetic profile's own terms."""
     cost = synthetic.PROFILES[framework]
     rows = []
@@ -129,9 +118,9 @@ def _generic(framework: str) -> dict:
     return {"networks": {"lenet": {"models": {"generic": {"status": "ok", "breakdown": rows}}}}}
 
 
-def test_the_split_adds_up_and_follows_the_terms(timings):
+def test_the_split_adds_up_and_follows_the_terms(timings, report_synthetic):
     lenet = timings[timings["network"] == "lenet"]
-    artifacts = {f: _generic(f) for f in THREE}
+    artifacts = {f: _generic(report_synthetic, f) for f in THREE}
     split = split_table(lenet, artifacts, "lenet", 32, 1024)
     parts = split[["compute_s", "overhead_s", "communication_s", "data wait_s"]].sum(axis=1)
     np.testing.assert_allclose(parts, split["iteration_s"], rtol=1e-9)
@@ -145,8 +134,8 @@ def test_the_split_adds_up_and_follows_the_terms(timings):
     )
 
 
-def test_the_sentence_says_where_each_framework_loses_its_time(timings):
-    artifacts = {f: _generic(f) for f in THREE}
+def test_the_sentence_says_where_each_framework_loses_its_time(timings, report_synthetic):
+    artifacts = {f: _generic(report_synthetic, f) for f in THREE}
     (lenet,) = compare_frameworks(timings, artifacts)
     assert (lenet.batch_size, lenet.data_size) == (32, 1024)
     text = lenet.sentence
@@ -176,8 +165,8 @@ def test_the_throughput_is_median_and_range_of_the_repetitions(timings):
     assert len(lenet.throughput) == 9
 
 
-def test_the_command_output_carries_the_table(timings):
-    comparisons = compare_frameworks(timings, {f: _generic(f) for f in THREE})
+def test_the_command_output_carries_the_table(timings, report_synthetic):
+    comparisons = compare_frameworks(timings, {f: _generic(report_synthetic, f) for f in THREE})
     shown = ratio_frame(comparisons[0])
     assert list(shown.columns)[:5] == [
         "nodes",
