@@ -25,11 +25,14 @@ import pandas as pd
 
 from dlperf import tables
 from dlperf.compare_stats import combine, compare_all
+from dlperf.errors import InputFileError
 from dlperf.models.terms import COMMUNICATION_TERMS, COMPUTE_TERMS, OVERLAP, TERMS
 
 CONFIDENCE = 0.95
 SCALE = ["nodes", "procs"]
 CONFIG = ["batch_size", "data_size"]
+# What the split reads of a run, where the timings table has it.
+OPTIONAL = ["iter_time_median_s", "data_wait_fraction"]
 # The parts of an iteration, in the order tables and sentences give them.
 PARTS = ("compute", "overhead", "communication", "data wait")
 PART_WORDS = {
@@ -58,10 +61,15 @@ class NetworkComparison:
 
 
 def own_runs(timings: pd.DataFrame) -> pd.DataFrame:
-    """The runs compared: successful, undisturbed (as the models see them), with throughput."""
-    if timings.empty:
-        return timings
-    runs = timings[~tables.left_out(timings)]
+    """The runs compared: successful, undisturbed (as the models see them), with throughput.
+    The per-iteration columns are optional (NaN where a table predates them)."""
+    if "samples_per_s" not in timings:
+        raise InputFileError(
+            "the timings lack the column samples_per_s; pass results/timings.csv as "
+            "`dlperf aggregate` writes it"
+        )
+    runs = timings.reindex(columns=list(dict.fromkeys([*timings.columns, *OPTIONAL])))
+    runs = runs[~tables.left_out(runs)]
     return runs[pd.to_numeric(runs["samples_per_s"], errors="coerce") > 0].reset_index(drop=True)
 
 
@@ -213,7 +221,7 @@ def split_table(
     rows = []
     for (framework, nodes, procs), group in sel.groupby(["framework", *SCALE], sort=True):
         iteration = float(pd.to_numeric(group["iter_time_median_s"], errors="coerce").median())
-        wait_share = pd.to_numeric(group.get("data_wait_fraction"), errors="coerce").median()
+        wait_share = pd.to_numeric(group["data_wait_fraction"], errors="coerce").median()
         wait = iteration * float(wait_share) if pd.notna(wait_share) else math.nan
         model = artifacts.get(framework, {}).get("networks", {}).get(network, {})
         groups = _term_groups(

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dlperf.errors import InputFileError
 from dlperf.report.framework_section import as_json, as_text, ratio_frame
 from dlperf.report.frameworks import compare_frameworks, ratio_table, split_table
 
@@ -182,3 +183,13 @@ def test_the_command_output_carries_the_table(timings, report_synthetic):
     assert entry["network"] == "lenet" and len(entry["ratios"]) == 9
     fastest = [r for r in entry["ratios"] if r["fastest"]]
     assert all(r["ratio"] == 1.0 and r["ratio_lo"] is None for r in fastest)
+
+
+def test_a_table_before_the_split_columns_still_compares(timings):
+    old = timings.drop(columns=["iter_time_median_s", "data_wait_fraction"])
+    (lenet,) = compare_frameworks(old, {})
+    assert len(lenet.ratios) == 9
+    assert lenet.split["iteration_s"].isna().all()
+    assert lenet.sentence.startswith("No median iteration time was measured")
+    with pytest.raises(InputFileError, match="samples_per_s"):
+        compare_frameworks(timings.drop(columns=["samples_per_s"]), {})
