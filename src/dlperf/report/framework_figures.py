@@ -71,7 +71,7 @@ def split_figure(comparison: NetworkComparison) -> Figure:
     colours = palette("Set2", np.arange(len(PARTS)))
     for part, colour in zip(PARTS, colours, strict=True):
         ms = split[f"{part}_s"].fillna(0.0).to_numpy(float) * 1e3
-        ax.bar(x, ms, bottom=bottom, color=colour, label=part, width=0.7)
+        ax.bar(x, ms, bottom=bottom, color=colour, label=part.replace("_", " "), width=0.7)
         bottom += ms
     ax.plot(x, split["iteration_s"].to_numpy(float) * 1e3, "k_", ms=14, mew=2, label="measured")
     ax.set_xticks(x, labels, fontsize=7)

@@ -60,7 +60,7 @@ def split_frame(c: NetworkComparison) -> pd.DataFrame:
     )
     frame["iteration ms"] = c.split["iteration_s"] * 1e3
     for part in PARTS:
-        frame[f"{part} ms"] = c.split[f"{part}_s"] * 1e3
+        frame[f"{part.replace('_', ' ')} ms"] = c.split[f"{part}_s"] * 1e3
     return frame
 
 

@@ -34,12 +34,12 @@ CONFIG = ["batch_size", "data_size"]
 # What the split reads of a run, where the timings table has it.
 OPTIONAL = ["iter_time_median_s", "data_wait_fraction"]
 # The parts of an iteration, in the order tables and sentences give them.
-PARTS = ("compute", "overhead", "communication", "data wait")
+PARTS = ("compute", "overhead", "communication", "data_wait")
 PART_WORDS = {
     "compute": "computation",
     "overhead": "framework overhead",
     "communication": "communication",
-    "data wait": "waiting for data",
+    "data_wait": "waiting for data",
 }
 
 
@@ -237,7 +237,7 @@ def split_table(
         }
         for part in PARTS[:3]:
             row[f"{part}_s"] = busy * groups[part] / total if total > 0 else math.nan
-        row["data wait_s"] = wait
+        row["data_wait_s"] = wait
         rows.append(row)
     return pd.DataFrame(
         rows, columns=["framework", *SCALE, "iteration_s", *(f"{p}_s" for p in PARTS)]

@@ -123,14 +123,14 @@ def test_the_split_adds_up_and_follows_the_terms(timings, report_synthetic):
     lenet = timings[timings["network"] == "lenet"]
     artifacts = {f: _generic(report_synthetic, f) for f in THREE}
     split = split_table(lenet, artifacts, "lenet", 32, 1024)
-    parts = split[["compute_s", "overhead_s", "communication_s", "data wait_s"]].sum(axis=1)
+    parts = split[["compute_s", "overhead_s", "communication_s", "data_wait_s"]].sum(axis=1)
     np.testing.assert_allclose(parts, split["iteration_s"], rtol=1e-9)
     at = split.set_index(["framework", "procs"])
     # mxnet's gradient exchange is three times pytorch's; tensorflow's overhead four times.
     assert at.loc[("mxnet", 4), "communication_s"] > 2.5 * at.loc[("pytorch", 4), "communication_s"]
     assert at.loc[("tensorflow", 1), "overhead_s"] > 3 * at.loc[("pytorch", 1), "overhead_s"]
     assert (at.xs(1, level="procs")["communication_s"] == 0).all()
-    assert at.loc[("tensorflow", 2), "data wait_s"] == pytest.approx(
+    assert at.loc[("tensorflow", 2), "data_wait_s"] == pytest.approx(
         0.04 * at.loc[("tensorflow", 2), "iteration_s"]
     )
 
