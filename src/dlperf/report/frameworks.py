@@ -249,8 +249,9 @@ def _ms(seconds: float) -> str:
 
 
 def where_time_is_lost(split: pd.DataFrame, batch: int, data: int) -> str:
-    """One sentence: at the largest scale every framework was split at, the fastest framework
-    per iteration, and for each other how much longer it takes and in which part most."""
+    """One sentence: at the largest scale two or more frameworks were split at, the fastest
+    framework per iteration and its largest part beside computation, and for each other how
+    much longer it takes and in which part most."""
     measured = split.dropna(subset=["iteration_s"])
     if measured.empty:
         return "No median iteration time was measured, so the time per iteration is not split."
@@ -262,6 +263,10 @@ def where_time_is_lost(split: pd.DataFrame, batch: int, data: int) -> str:
     best = at.loc[at["iteration_s"].idxmin()]
     where = f"At {scale[1]} worker{'s' if scale[1] > 1 else ''} (b={batch}, d={data}) "
     parts = [f"{best['framework']} is fastest at {_ms(best['iteration_s'])} per iteration"]
+    beside = {p: best[f"{p}_s"] for p in PARTS if p != "compute"}
+    if not any(math.isnan(v) for v in beside.values()):
+        part = max(beside, key=lambda p: beside[p])
+        parts[0] += f" ({_ms(beside[part])} of it {PART_WORDS[part]}, most beside computation)"
     for _, row in at.sort_values("iteration_s").iloc[1:].iterrows():
         lost = row["iteration_s"] - best["iteration_s"]
         text = f"{row['framework']} takes {_ms(lost)} longer"
