@@ -274,7 +274,7 @@ def where_time_is_lost(split: pd.DataFrame, batch: int, data: int) -> str:
         known = {p: e for p, e in excess.items() if not math.isnan(e)}
         if len(known) == len(PARTS):
             part = max(known, key=lambda p: known[p])
-            text += f", most of it in {PART_WORDS[part]} (+{_ms(known[part])})"
+            text += f", its largest loss in {PART_WORDS[part]} (+{_ms(known[part])})"
         else:
             text += " (no generic model or data wait to split it by)"
         parts.append(text)
