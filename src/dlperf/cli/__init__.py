@@ -15,6 +15,7 @@ from dlperf import __version__
 from dlperf.cli import (
     adaptive_sweeps,
     configuring,
+    frameworks,
     measuring,
     modelling,
     predicting,
@@ -45,6 +46,7 @@ COMMANDS = (
     adaptive_sweeps.add_adaptive_replay,
     adaptive_sweeps.add_adaptive_round,
     studies.add_compare,
+    frameworks.add_compare_frameworks,
 )
 
 #: What a user's input can cause: the project's own errors (dlperf.errors.DlperfError and the

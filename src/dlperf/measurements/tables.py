@@ -67,6 +67,7 @@ TIMING_COLUMNS = (
         "gpu_power_w",  # NVML, mean power of all the run's GPUs together
         "energy_per_sample_j",  # the run's GPU energy over the epoch / samples trained
         "foreign_cpu_fraction",  # CPU used by other programs on rank 0's host (noise)
+        "data_wait_fraction",  # share of the timed iterations spent fetching batches (rank 0)
     ]
 )
 MIB = 2**20
@@ -290,6 +291,7 @@ def _resource_columns(record: dict) -> dict:
         "gpu_power_w": used.get("gpu_power_mean_w"),
         "energy_per_sample_j": scaled("gpu_energy_j", samples),
         "foreign_cpu_fraction": noise.get("foreign_cpu_fraction"),
+        "data_wait_fraction": record.get("data_wait_fraction"),
     }
 
 

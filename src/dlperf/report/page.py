@@ -15,6 +15,7 @@ from dlperf import figures as rendering
 from dlperf.io import atomic_write_text
 
 from . import sections
+from .framework_section import frameworks_side_by_side
 from .markup import Section
 from .study import Study
 from .summary import summary
@@ -23,6 +24,7 @@ from .template import PAGE
 # The page from top to bottom; each part takes the study and returns its sections.
 PARTS: tuple[Callable[[Study], list[Section]], ...] = (
     summary,
+    frameworks_side_by_side,
     sections.accuracy,
     sections.adaptive,
     sections.frameworks,
