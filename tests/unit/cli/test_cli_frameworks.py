@@ -8,9 +8,9 @@ import json
 import pytest
 from clirun import assert_refused
 
-from dlperf import tables
 from dlperf.cli import main
 from dlperf.io import atomic_write_json
+from dlperf.measurements import tables
 from dlperf.models.artifact import fit_framework
 
 THREE = ("pytorch", "tensorflow", "mxnet")
