@@ -25,6 +25,8 @@ from pathlib import Path
 import pandas as pd
 
 from dlperf import tables
+from dlperf.bench import references
+from dlperf.bench.options import INPUTS
 from dlperf.bench.runner import run_benchmark
 from dlperf.bench.spec import RunConfig
 from dlperf.io import atomic_write_text
@@ -39,9 +41,10 @@ class Workload:
     seq_len: int = 128
 
 
+# Per-GPU batches that fill a 40-140 GB device, as the published references' do.
 GPU_WORKLOADS = (
-    Workload("resnet50", (64, 128), image_size=224),
-    Workload("bert_base", (16, 32), seq_len=128),
+    Workload("resnet50", (128, 256), image_size=224),
+    Workload("bert_base", (128, 256), seq_len=128),
 )
 CPU_WORKLOADS = (
     Workload("resnet18", (1, 2), image_size=224),
@@ -59,10 +62,15 @@ SUMMARY_COLUMNS = {
 }
 
 
-def plan(dry_run: bool, gpus: int, iterations: int) -> list[RunConfig]:
-    """Every run of the check: workload x precision x worker count x batch size."""
+#: The precisions each mode runs; the first is the one the others' speed-up is against.
+PRECISIONS = {True: ("fp32", "bf16"), False: ("tf32", "amp_fp16")}
+
+
+def plan(dry_run: bool, gpus: int, iterations: int, options: dict | None = None) -> list[RunConfig]:
+    """Every run of the check: workload x precision x worker count x batch size, each with
+    ``options`` (compile, cuda_graphs, input)."""
     device = "cpu" if dry_run else "cuda"
-    precisions = ("fp32", "bf16") if dry_run else ("fp32", "amp_fp16")
+    precisions = PRECISIONS[dry_run]
     procs = (1, 2) if dry_run or gpus >= 2 else (1,)
     runs = []
     for workload in CPU_WORKLOADS if dry_run else GPU_WORKLOADS:
@@ -83,6 +91,7 @@ def plan(dry_run: bool, gpus: int, iterations: int) -> list[RunConfig]:
                             image_size=workload.image_size,
                             seq_len=workload.seq_len,
                             precision=precision,
+                            **(options or {}),
                         )
                     )
     return runs
@@ -115,26 +124,48 @@ def fit_summary(timings: pd.DataFrame) -> list[str]:
     return lines
 
 
+def reference_lines(timings: pd.DataFrame) -> list[str]:
+    """Per network and precision, the fastest measured per-GPU rate of one worker beside the
+    published figures for that GPU (:mod:`dlperf.bench.references`)."""
+    single = timings[timings["procs"] == 1]
+    lines = []
+    for (network, precision), series in single.groupby(["network", "precision"]):
+        best = series.loc[series["samples_per_s"].idxmax()]
+        lines += references.beside_references(
+            network,
+            int(best["image_size"]),
+            int(best["seq_len"]),
+            str(best["gpu_names"]) if pd.notna(best["gpu_names"]) else "",
+            precision,
+            float(best["samples_per_s"]),
+        )
+    return lines
+
+
 def summary(timings: pd.DataFrame, failures: pd.DataFrame) -> str:
     keys = ["network", "precision", "procs", "batch_size"]
     table = timings[keys + list(SUMMARY_COLUMNS)].rename(columns=SUMMARY_COLUMNS)
     table = table.astype(object).where(table.notna(), "n/a")  # GPU columns on a CPU
     lines = ["Measured (one epoch per configuration, rank 0's iterations):", ""]
     lines += [table.to_string(index=False, float_format=lambda v: f"{v:.4g}"), ""]
-    mixed = timings[timings["precision"] != "fp32"]
+    # The speed-ups are against the float32 runs (strict on the CPU, TF32 on a GPU).
+    base = "fp32" if "fp32" in set(timings["precision"]) else "tf32"
+    mixed = timings[timings["precision"] != base]
     for row in mixed.itertuples():
         same = timings[
             (timings["network"] == row.network)
             & (timings["procs"] == row.procs)
             & (timings["batch_size"] == row.batch_size)
-            & (timings["precision"] == "fp32")
+            & (timings["precision"] == base)
         ]
         if len(same):
             speedup = row.samples_per_s / same["samples_per_s"].iloc[0]
             lines.append(
                 f"{row.network} p={row.procs} b={row.batch_size}: {row.precision} is "
-                f"{speedup:.2f}x the fp32 throughput"
+                f"{speedup:.2f}x the {base} throughput"
             )
+    lines += ["", "Beside the published references (best batch per network and precision):"]
+    lines += reference_lines(timings)
     lines += ["", "Model fits:", *fit_summary(timings)]
     if len(failures):
         lines += ["", f"{len(failures)} run(s) failed:"]
@@ -151,6 +182,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dry-run", action="store_true", help="the same path on the CPU")
     parser.add_argument("--iterations", type=int, default=20, help="timed iterations per run")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
+    parser.add_argument("--compile", action="store_true", help="torch.compile every network")
+    parser.add_argument(
+        "--cuda-graphs", action="store_true", help="with --compile: CUDA graphs (reduce-overhead)"
+    )
+    parser.add_argument("--input", choices=INPUTS, default="device", help="where batches live")
     args = parser.parse_args(argv)
     out = Path(args.out)
     (out / "runs").mkdir(parents=True, exist_ok=True)
@@ -165,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
             print("gpu-check: error: PyTorch sees no CUDA device; run with --dry-run on a CPU")
             return 2
     records = []
-    for run in plan(args.dry_run, gpus, args.iterations):
+    options = {"compile": args.compile, "cuda_graphs": args.cuda_graphs, "input": args.input}
+    for run in plan(args.dry_run, gpus, args.iterations, options):
         run = RunConfig.from_dict({**run.to_dict(), "timeout_s": args.timeout})
         path = out / "runs" / record_name(run)
         record = run_benchmark(run, env_file, path, launcher="local")
