@@ -17,6 +17,8 @@ in the workers; no workflow, no configuration files, no network.
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -31,6 +33,8 @@ from dlperf.bench.runner import run_benchmark
 from dlperf.bench.spec import RunConfig
 from dlperf.io import atomic_write_text
 from dlperf.site_envs import describe_site_env
+
+REPO = Path(__file__).resolve().parents[2]  # the checkout this runs from (scripts/gpu-check.sh)
 
 
 @dataclass(frozen=True)
@@ -176,30 +180,68 @@ def summary(timings: pd.DataFrame, failures: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default=f"gpu-check-{time.strftime('%Y%m%d-%H%M%S')}")
-    parser.add_argument("--dry-run", action="store_true", help="the same path on the CPU")
-    parser.add_argument("--iterations", type=int, default=20, help="timed iterations per run")
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
-    parser.add_argument("--compile", action="store_true", help="torch.compile every network")
-    parser.add_argument(
-        "--cuda-graphs", action="store_true", help="with --compile: CUDA graphs (reduce-overhead)"
-    )
-    parser.add_argument("--input", choices=INPUTS, default="device", help="where batches live")
-    args = parser.parse_args(argv)
-    out = Path(args.out)
+def workflow_config(dry_run: bool, gpus: int, iterations: int, python: str) -> dict:
+    """The study ``--workflow`` runs: the check's networks through the real workflow on 1
+    worker and on every GPU (1 and 2 CPU workers in a dry run), ``python`` running them."""
+    procs = sorted({1, 2 if dry_run else gpus})
+    batches = [4, 8] if dry_run else [128, 256]
+    return {
+        "frameworks": ["pytorch"],
+        "framework_envs": {"pytorch": {"python": python}},
+        "networks": ["lenet", "bert_tiny"] if dry_run else ["resnet50", "bert_base"],
+        "image_size": 32 if dry_run else 224,
+        "seq_len": 32 if dry_run else 128,
+        "precision": "fp32" if dry_run else "amp_fp16",
+        "device": "cpu" if dry_run else "cuda",
+        "procs": procs,
+        "max_procs_per_node": None,
+        "batch_sizes": batches,
+        "data_sizes": [iterations * max(batches) * max(procs)],
+        "repeats": 1 if dry_run else 2,
+        "warmup_iters": 2 if dry_run else 10,
+        "timeout_s": 600 if dry_run else 1800,
+        "models": MODELS,
+        "validation": {
+            "protocols": {"kfold": {"k": 2}, "extrapolation_batch": {}},
+            "bootstrap": 100,
+        },
+    }
+
+
+def run_workflow(args: argparse.Namespace, gpus: int, out: Path) -> int:
+    """Write the study's configuration and run the real Snakefile on it (aggregate, fit,
+    validate, report); then the summary of its timings beside the references."""
+    import yaml
+
+    from dlperf.layout import WORKFLOW
+
+    python = os.environ.get("TORCH_PYTHON", sys.executable)
+    config = workflow_config(args.dry_run, gpus, args.iterations, python)
+    config_path = out / "workflow.yaml"
+    atomic_write_text(config_path, yaml.safe_dump(config, sort_keys=False))
+    study = out / "study"
+    study.mkdir(exist_ok=True)
+    argv = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
+    argv += ["--directory", str(study), "--configfile", str(config_path)]
+    argv += ["--cores", str(os.cpu_count() or 1)]
+    print("gpu-check: " + " ".join(argv), flush=True)
+    code = subprocess.run(argv, check=False).returncode
+    if code != 0:
+        print(f"gpu-check: error: the workflow failed (exit {code}); its logs: {study}/logs")
+        return 1
+    timings = pd.read_csv(study / WORKFLOW.timings)
+    failures = pd.read_csv(study / WORKFLOW.failures)
+    text = summary(timings, failures) + f"\n\nReport: {study / WORKFLOW.report}"
+    atomic_write_text(out / "summary.txt", text + "\n")
+    print(text)
+    return 0 if (study / WORKFLOW.report).exists() else 1
+
+
+def run_check(args: argparse.Namespace, gpus: int, out: Path) -> int:
+    """The harness alone: every run of :func:`plan`, its records aggregated and summarised."""
     (out / "runs").mkdir(parents=True, exist_ok=True)
     env_file = out / "env.json"
     describe_site_env("pytorch", "python", sys.executable, env_file, out, gpus=False)
-    gpus = 0
-    if not args.dry_run:
-        import torch
-
-        gpus = torch.cuda.device_count()
-        if gpus == 0:
-            print("gpu-check: error: PyTorch sees no CUDA device; run with --dry-run on a CPU")
-            return 2
     records = []
     options = {"compile": args.compile, "cuda_graphs": args.cuda_graphs, "input": args.input}
     for run in plan(args.dry_run, gpus, args.iterations, options):
@@ -216,6 +258,36 @@ def main(argv: list[str] | None = None) -> int:
     atomic_write_text(out / "summary.txt", text + "\n")
     print(text)
     return 0 if len(timings) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default=f"gpu-check-{time.strftime('%Y%m%d-%H%M%S')}")
+    parser.add_argument("--dry-run", action="store_true", help="the same path on the CPU")
+    parser.add_argument(
+        "--workflow", action="store_true", help="the real Snakemake workflow, through the report"
+    )
+    parser.add_argument("--iterations", type=int, default=20, help="timed iterations per run")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
+    parser.add_argument("--compile", action="store_true", help="torch.compile every network")
+    parser.add_argument(
+        "--cuda-graphs", action="store_true", help="with --compile: CUDA graphs (reduce-overhead)"
+    )
+    parser.add_argument("--input", choices=INPUTS, default="device", help="where batches live")
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    gpus = 0
+    if not args.dry_run:
+        import torch
+
+        gpus = torch.cuda.device_count()
+        if gpus == 0:
+            print("gpu-check: error: PyTorch sees no CUDA device; run with --dry-run on a CPU")
+            return 2
+    if args.workflow:
+        return run_workflow(args, gpus, out.resolve())
+    return run_check(args, gpus, out)
 
 
 if __name__ == "__main__":
