@@ -98,6 +98,8 @@ class TorchBackend:
             torch.channels_last if on_gpu and config.convolutional else torch.contiguous_format
         )
         self.compile_mode = "reduce-overhead" if config.cuda_graphs else "default"
+        # The fused SGD (one kernel for every parameter) where it exists: on the GPU.
+        self.fused_optimizer = on_gpu
 
     def environment(self) -> dict:
         env = {
@@ -126,7 +128,6 @@ class TorchBackend:
         return env
 
     def settings(self) -> dict:
-        on_gpu = self.device.type == "cuda"
         return {
             "input": self.config.input_place,
             "memory_format": "channels_last"
@@ -135,7 +136,7 @@ class TorchBackend:
             "cudnn_benchmark": torch.backends.cudnn.benchmark,
             **self.float32_math,
             TF32_OVERRIDE: os.environ.get(TF32_OVERRIDE),
-            "optimizer": "SGD(fused=True)" if on_gpu else "SGD (for-loop)",
+            "optimizer": "SGD(fused=True)" if self.fused_optimizer else "SGD (for-loop)",
             "attention": attention_kernels() if self.config.inputs == "tokens" else None,
             "compile": f"torch.compile(mode={self.compile_mode!r})"
             if self.config.compile
@@ -163,9 +164,9 @@ class TorchBackend:
             device_ids = [self.device.index] if self.device.type == "cuda" else None
             model = nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
         self.model = model
-        # The fused kernel (one launch for every parameter) where it exists: on the GPU.
-        fused = True if self.device.type == "cuda" else None
-        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, fused=fused)
+        self.optimizer = torch.optim.SGD(
+            model.parameters(), lr=0.01, momentum=0.9, fused=self.fused_optimizer or None
+        )
         self.loss_fn = nn.CrossEntropyLoss(reduction="none")
         return params
 
