@@ -158,12 +158,14 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
         "--compile",
         type=switch,
         default=False,
+        metavar="{true,false}",
         help="true: compile the step (torch.compile, XLA; MXNet is always hybridized)",
     )
     parser.add_argument(
         "--cuda-graphs",
         type=switch,
         default=False,
+        metavar="{true,false}",
         help="true: CUDA graphs (PyTorch, with --compile true, on cuda)",
     )
     parser.add_argument(
