@@ -9,6 +9,7 @@ dlperf.bench.options and checked on a GPU by scripts/gpu-check.sh."""
 from __future__ import annotations
 
 import json
+import statistics
 
 import pytest
 
@@ -72,7 +73,8 @@ def test_host_fed_and_compiled(framework_env, run_bench, tmp_path, framework):
     assert len(record["data_wait_s"]) == len(record["iter_times_s"])
     if framework == "pytorch":
         # torch.compile compiles in the first step: reported apart, not in the iterations.
-        assert record["compile_s"] > 1.0 > max(record["iter_times_s"])
+        assert record["first_iter_s"] > max(record["iter_times_s"])
+        assert record["compile_s"] > 3 * statistics.median(record["iter_times_s"])
 
 
 def test_pytorchs_tf32_switch_moves_all_three_flags(framework_env, run_in_env):
