@@ -9,7 +9,6 @@ import itertools
 import pytest
 
 from dlperf import config as cfg
-from dlperf import remeasure
 from dlperf.bench.harness import batch_source
 from dlperf.bench.options import OPTIONS, TF32_OVERRIDE, precision_environment, tf32_allowed
 from dlperf.bench.ranks import DistInfo
@@ -17,6 +16,7 @@ from dlperf.bench.runner import worker_environment
 from dlperf.bench.spec import FRAMEWORKS, PRECISIONS, RunConfig
 from dlperf.cli.arguments import add_input_arguments
 from dlperf.errors import ConfigError
+from dlperf.pipeline import bench_params as remeasure
 
 
 def run(**changes) -> RunConfig:
