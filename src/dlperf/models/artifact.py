@@ -172,8 +172,8 @@ def model_entry(artifact: dict, network: str, name: str) -> dict:
             available[ALL_NETWORKS] = list(artifact["all_networks"]["models"])
         raise UnknownName(
             f"the artifact for {artifact.get('framework')} has no model {name!r} for network "
-            f"{network!r}; it has {available}. Pick one of those with --network/--model-name, or "
-            "add the model to the config's models: and fit again"
+            f"{network!r}; it has {available}. Pick one of those networks and models, or add the "
+            "model to the config's models: and fit again"
         )
     return entry
 

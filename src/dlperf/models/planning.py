@@ -17,7 +17,7 @@ from .prediction import interval_missing, predict_rows
 def layouts(max_procs: int, gpus_per_node: int) -> list[tuple[int, int]]:
     """(nodes, procs) with the fewest nodes that hold p workers, evenly spread."""
     if max_procs < 1 or gpus_per_node < 1:
-        raise ValueError("--max-procs and --gpus-per-node must be at least 1")
+        raise ValueError("the most workers and the GPUs per node must be at least 1")
     out = []
     for p in range(1, max_procs + 1):
         nodes = math.ceil(p / gpus_per_node)
@@ -56,7 +56,7 @@ def plan(
     The cost column is named by :func:`cost_unit` (``gpu_hours``, ``cpu_hours`` or
     ``worker_hours``: workers x hours)."""
     if objective not in ("workers", "cost"):
-        raise ValueError(f"--objective must be 'workers' or 'cost', got {objective!r}")
+        raise ValueError(f"the objective must be 'workers' or 'cost', got {objective!r}")
     if epochs <= 0:
         raise ValueError(f"the number of epochs must be positive, got {epochs}")
     candidates = pd.DataFrame(layouts(max_procs, gpus_per_node), columns=["nodes", "procs"])
@@ -64,12 +64,12 @@ def plan(
     candidates["data_size"] = int(data_size)
     if safe and interval_missing(artifact, network, model_name):
         raise UsageError(
-            f"model {model_name!r} has no prediction interval, so --safe cannot be used: "
-            f"{interval_missing(artifact, network, model_name)}; leave out --safe or choose "
-            "another model with --model-name"
+            f"model {model_name!r} has no prediction interval, so no plan can rest on its upper "
+            f"end: {interval_missing(artifact, network, model_name)}; plan on the prediction "
+            "itself or choose another model"
         )
     table = predict_rows(artifact, network, model_name, candidates, level=level)
-    # The deadline is judged on the interval's upper end with --safe, else on the prediction.
+    # The deadline is judged on the interval's upper end when safe, else on the prediction.
     basis = table["epoch_time_hi_s"] if safe else table["epoch_time_s"]
     table["total_time_s"] = basis * epochs
     cost, _ = cost_unit(artifact, network)
