@@ -13,10 +13,9 @@ import pytest
 
 from dlperf.config import default_models
 from dlperf.folds import configuration_groups
-from dlperf.io import SCHEMA_VERSION
 from dlperf.models import MODELS, make_model, model_from_dict
 from dlperf.models.artifact import fit_framework
-from dlperf.models.artifact_check import ArtifactError, check_artifact
+from dlperf.models.artifact_check import VERSION, ArtifactError, check_artifact
 from dlperf.models.intervals import bootstrap_interval, resample_configurations
 from dlperf.models.planning import cost_unit, plan
 from dlperf.models.prediction import extrapolation_warnings, predict_rows
@@ -256,7 +255,7 @@ def test_artifact_check_accepts_a_real_artifact_and_names_the_damaged_field(arti
     assert "networks.lenet.models.generic.terms[1].name is 'overhed'" in message
     assert "schema_version is 99" in damaged(lambda a: a.update(schema_version=99))
     assert "schema_version is None" in damaged(lambda a: a.pop("schema_version"))
-    assert f"this dlperf reads {SCHEMA_VERSION}" in damaged(lambda a: a.update(schema_version=0))
+    assert f"this dlperf reads {VERSION}" in damaged(lambda a: a.update(schema_version=0))
     message = damaged(lambda a: at(a, generic[:3]).update(magic=at(a)))
     assert "networks.lenet.models.magic names an unknown model 'magic'" in message
     message = damaged(
