@@ -4,6 +4,7 @@ CPU-hours on CPUs), that meet a deadline."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -11,7 +12,10 @@ from dlperf.durations import parse_duration  # noqa: F401 (the planner's API)
 from dlperf.errors import UsageError
 
 from .intervals import DEFAULT_LEVEL
-from .prediction import interval_missing, predict_rows
+from .prediction import extrapolation_warnings, interval_missing, predict_rows
+
+#: The most workers a plan considers unless told (`dlperf plan` and the report's target).
+DEFAULT_MAX_PROCS = 64
 
 
 def layouts(max_procs: int, gpus_per_node: int) -> list[tuple[int, int]]:
@@ -81,3 +85,33 @@ def plan(
     key = ["procs"] if objective == "workers" else [cost, "procs"]
     choice = feasible.sort_values(key, kind="stable").iloc[0]
     return table, choice.to_dict()
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A plan and what is said of it: every layout (``table``), the chosen one (None when no
+    layout meets the deadline), the fastest, and where the answer (the chosen layout, else the
+    fastest) leaves the measurements."""
+
+    table: pd.DataFrame
+    choice: dict | None
+    fastest: dict
+    extrapolated: list[str]
+
+    @property
+    def answer(self) -> dict:
+        return self.choice or self.fastest
+
+
+def planned(artifact: dict, network: str, model_name: str, batch_size: int, **asked) -> Planned:
+    """:func:`plan` with the fastest layout (of equally fast ones, the fewest workers) and the
+    extrapolation warnings of the answer: the one orchestration `dlperf plan` and the report's
+    planning answer share. ``asked`` holds :func:`plan`'s other arguments."""
+    table, choice = plan(artifact, network, model_name, batch_size, **asked)
+    fastest = table.sort_values(["total_time_s", "procs"], kind="stable").iloc[0].to_dict()
+    row = choice or fastest
+    layout = pd.DataFrame(
+        [{"nodes": int(row["nodes"]), "procs": int(row["procs"]), "batch_size": int(batch_size)}]
+    )
+    warnings = extrapolation_warnings(artifact, network, layout)
+    return Planned(table, choice, fastest, warnings)
