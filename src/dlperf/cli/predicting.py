@@ -137,7 +137,10 @@ def add_plan(sub) -> None:
     )
     p.add_argument("--gpus-per-node", type=arg.COUNT, default=8)
     p.add_argument(
-        "--max-procs", type=arg.WORKERS, default=64, help="largest worker count to consider"
+        "--max-procs",
+        type=arg.WORKERS,
+        default=None,  # dlperf.models.planning.DEFAULT_MAX_PROCS (pandas: not while parsing)
+        help="largest worker count to consider",
     )
     p.add_argument("--objective", choices=["workers", "cost"], default="workers")
     p.add_argument(
@@ -162,32 +165,31 @@ PLAN_COLUMNS = ["nodes", "procs", "epoch_time_s", "epoch_time_lo_s", "epoch_time
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    import pandas as pd
-
     from dlperf.cli import plan_output
     from dlperf.durations import readable
     from dlperf.models.artifact_check import load_artifact
-    from dlperf.models.planning import cost_unit, parse_duration, plan
-    from dlperf.models.prediction import extrapolation_warnings
+    from dlperf.models.planning import DEFAULT_MAX_PROCS, cost_unit, parse_duration, planned
 
     artifact = load_artifact(args.model)
     network = _network(artifact, args.network)
     data_size, epochs = _work(args)
     deadline = parse_duration(args.deadline)
-    table, choice = plan(
+    max_procs = args.max_procs or DEFAULT_MAX_PROCS
+    found = planned(
         artifact,
         network,
         args.model_name,
         args.batch_size,
-        data_size,
-        epochs,
-        deadline,
-        args.gpus_per_node,
-        args.max_procs,
-        args.objective,
-        args.safe,
-        args.level,
+        data_size=data_size,
+        epochs=epochs,
+        deadline_s=deadline,
+        gpus_per_node=args.gpus_per_node,
+        max_procs=max_procs,
+        objective=args.objective,
+        safe=args.safe,
+        level=args.level,
     )
+    table, choice = found.table, found.choice
     cost, cost_label = cost_unit(artifact, network)
     print(
         f"{artifact['framework']}/{network}, model {args.model_name}: "
@@ -196,18 +198,14 @@ def run_plan(args: argparse.Namespace) -> int:
     )
     columns = [*PLAN_COLUMNS, "total_time_s", cost, "meets_deadline"]
     print(plan_output.table_text(table, choice, columns))
-    chosen = choice if choice is not None else table.sort_values("total_time_s").iloc[0]
-    layout = pd.DataFrame([chosen])[["nodes", "procs", "batch_size"]]
     which = "chosen" if choice is not None else "fastest"
-    warn(
-        "plan",
-        [f"the {which} layout: {w}" for w in extrapolation_warnings(artifact, network, layout)],
-    )
+    warn("plan", [f"the {which} layout: {w}" for w in found.extrapolated])
     if choice is None:
+        fastest = found.fastest
         print(
-            f"no layout up to {args.max_procs} workers meets the deadline; the fastest is "
-            f"{int(chosen['procs'])} workers on {int(chosen['nodes'])} node(s) at "
-            f"{readable(chosen['total_time_s'])}. Raise --max-procs or the deadline."
+            f"no layout up to {max_procs} workers meets the deadline; the fastest is "
+            f"{int(fastest['procs'])} workers on {int(fastest['nodes'])} node(s) at "
+            f"{readable(fastest['total_time_s'])}. Raise --max-procs or the deadline."
         )
         return 1
     print(

@@ -9,10 +9,10 @@ import pandas as pd
 
 import dlperf
 from dlperf.errors import UnknownName
-from dlperf.io import SCHEMA_VERSION
 
 from . import MODELS, InsufficientData, ModelUnavailable, make_model, model_from_dict
 from .answer_explained import answer_block
+from .artifact_check import VERSION
 from .backtest import backtest
 from .base import FEATURES, TARGET, PerformanceModel, capabilities_of, iterations
 from .identifiability import identifiability_block
@@ -81,7 +81,7 @@ def breakdown_table(model: PerformanceModel, points: pd.DataFrame) -> list[dict]
 def _header(framework: str, seed: int) -> dict:
     """What every artifact starts with: whose models, fitted how, by which dlperf."""
     return {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": VERSION,
         "framework": framework,
         "dlperf_version": dlperf.__version__,
         "seed": seed,
@@ -172,8 +172,8 @@ def model_entry(artifact: dict, network: str, name: str) -> dict:
             available[ALL_NETWORKS] = list(artifact["all_networks"]["models"])
         raise UnknownName(
             f"the artifact for {artifact.get('framework')} has no model {name!r} for network "
-            f"{network!r}; it has {available}. Pick one of those with --network/--model-name, or "
-            "add the model to the config's models: and fit again"
+            f"{network!r}; it has {available}. Pick one of those networks and models, or add the "
+            "model to the config's models: and fit again"
         )
     return entry
 
