@@ -1,0 +1,168 @@
+"""The answer across hardware: the models that see hardware, weighed and given an interval by a
+leave-one-GPU-type-out backtest on the GPU types measured, the same way as for worker counts.
+
+Backtest: each measured GPU type is held out in turn, every model is fitted on the others and
+predicts it; a model's errors are the log ratios predicted/measured. The answer is the geometric
+mean of the models' predictions weighted by the inverse of their mean squared log error
+(``combine="weighted"``; ``"best"`` takes the model with the lowest, ``"equal"`` weighs all
+alike), and its interval spreads the answer by the split-conformal quantile of the combined
+backtest's absolute log errors (the ceil((n + 1) level)-th smallest of n), symmetric in log
+space. Which combination and interval hold on GPU types left out is measured by
+``benchmarks/hardware_backtest.py`` (docs/hardware.md). Fewer than three GPU types leave no
+backtest that fits: the answer is then the plain geometric mean, with no interval, and says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from dlperf.errors import UsageError
+from dlperf.hardware import load
+
+from .base import TARGET, InsufficientData, PerformanceModel, capabilities_of, clone
+from .hardware_features import gpu_types, hardware_frame, leave_one_gpu_out
+
+COMBINATIONS = ("weighted", "best", "equal")
+DEFAULT_LEVEL = 0.9
+
+
+@dataclass(frozen=True)
+class HardwareAnswer:
+    """Predicted epoch seconds per row, the interval (None without a backtest), the weight of
+    each model, and how far each row's GPU lies from the GPU types measured."""
+
+    predicted: np.ndarray
+    lo: np.ndarray | None
+    hi: np.ndarray | None
+    weights: dict[str, float]
+    measured: np.ndarray
+    reach: np.ndarray
+    method: str
+
+
+def backtest_log_errors(models: list[PerformanceModel], frame: pd.DataFrame) -> pd.DataFrame:
+    """log(predicted / measured) of every model at every row, each GPU type predicted by a fit
+    on the others; a model that cannot be fitted on a fold leaves NaN there."""
+    measured = frame[TARGET].to_numpy(float)
+    errors = pd.DataFrame(np.nan, index=range(len(frame)), columns=[m.name for m in models])
+    for train, test in leave_one_gpu_out(frame):
+        for model in models:
+            try:
+                fitted = clone(model).fit(frame.iloc[train])
+            except InsufficientData:
+                continue
+            predicted = fitted.predict(frame.iloc[test])
+            errors.loc[test, model.name] = np.log(predicted / measured[test])
+    return errors
+
+
+def model_weights(errors: pd.DataFrame, combine: str) -> dict[str, float]:
+    """Each model's weight from its backtest errors (module docstring)."""
+    if combine not in COMBINATIONS:
+        raise UsageError(f"unknown combination {combine!r}; choose from {', '.join(COMBINATIONS)}")
+    scored = errors.dropna(axis=1, how="any")
+    if scored.shape[1] == 0 or combine == "equal":
+        names = list(scored.columns) or list(errors.columns)
+        return {name: 1.0 / len(names) for name in names}
+    msle = (scored**2).mean()
+    if combine == "best":
+        return {str(msle.idxmin()): 1.0}
+    inverse = 1.0 / np.maximum(msle, 1e-12)
+    return {str(name): float(w) for name, w in (inverse / inverse.sum()).items()}
+
+
+def conformal_radius(log_errors: np.ndarray, level: float) -> float:
+    """The split-conformal quantile of |log error| at ``level``; inf when too few errors."""
+    values = np.sort(np.abs(log_errors[np.isfinite(log_errors)]))
+    rank = math.ceil((len(values) + 1) * level)
+    return float(values[rank - 1]) if 0 < rank <= len(values) else math.inf
+
+
+def reach(frame: pd.DataFrame, rows: pd.DataFrame, hardware: str | None) -> np.ndarray:
+    """Per row: the largest factor by which its GPU's peak rates, memory or link bandwidth lie
+    outside the range of the GPU types measured (1: within it)."""
+    seen, asked = hardware_frame(frame, hardware), hardware_frame(rows, hardware)
+    low, high = seen.min().to_numpy(), seen.max().to_numpy()
+    values = asked.to_numpy()
+    factors = np.maximum(values / high, low / values)
+    return np.maximum(factors.max(axis=1), 1.0)
+
+
+@dataclass(frozen=True)
+class Backtest:
+    """The models fitted on every measured GPU type, and their leave-one-GPU-type-out errors
+    (None with fewer than three GPU types)."""
+
+    frame: pd.DataFrame
+    fitted: dict[str, PerformanceModel]
+    errors: pd.DataFrame | None
+
+
+def backtest(models: list[PerformanceModel], frame: pd.DataFrame) -> Backtest:
+    """Fit ``models`` (each declared across hardware) on ``frame`` and backtest them."""
+    for model in models:
+        if not capabilities_of(model).across_hardware:
+            raise UsageError(f"{model.name} does not predict across hardware; leave it out")
+    fitted = {}
+    for model in models:
+        try:
+            fitted[model.name] = clone(model).fit(frame)
+        except InsufficientData:
+            continue
+    if not fitted:
+        raise InsufficientData("no model across hardware could be fitted on these timings")
+    usable = [m for m in models if m.name in fitted]
+    errors = backtest_log_errors(usable, frame) if len(gpu_types(frame)) >= 3 else None
+    return Backtest(frame, fitted, errors)
+
+
+def answer_from(
+    tested: Backtest,
+    rows: pd.DataFrame,
+    level: float = DEFAULT_LEVEL,
+    combine: str = "weighted",
+    hardware: str | None = None,
+) -> HardwareAnswer:
+    """The answer at ``rows`` (configurations with a ``gpu`` and ``precision``, measured or
+    not) from a backtest (module docstring)."""
+    fitted, errors = tested.fitted, tested.errors
+    weights = (
+        model_weights(errors, combine)
+        if errors is not None
+        else {name: 1.0 / len(fitted) for name in fitted}
+    )
+    log_prediction = sum(w * np.log(fitted[n].predict(rows)) for n, w in weights.items())
+    predicted = np.exp(np.asarray(log_prediction, float))
+    lo = hi = None
+    method = "geometric mean of the models; no interval: fewer than three GPU types measured"
+    if errors is not None:
+        combined = sum(w * errors[n].to_numpy() for n, w in weights.items())
+        radius = conformal_radius(np.asarray(combined, float), level)
+        lo, hi = predicted * math.exp(-radius), predicted * math.exp(radius)
+        method = (
+            f"{combine} geometric mean of the models, interval from a leave-one-GPU-type-out "
+            f"backtest over {len(gpu_types(tested.frame))} GPU types "
+            f"(split-conformal, {level:.0%})"
+        )
+    catalogue = load(hardware)
+    seen = {catalogue.match(g).name for g in tested.frame["gpu"].unique()}
+    measured = np.array([catalogue.match(g).name in seen for g in rows["gpu"]], bool)
+    return HardwareAnswer(
+        predicted, lo, hi, weights, measured, reach(tested.frame, rows, hardware), method
+    )
+
+
+def answer(
+    models: list[PerformanceModel],
+    frame: pd.DataFrame,
+    rows: pd.DataFrame,
+    level: float = DEFAULT_LEVEL,
+    combine: str = "weighted",
+    hardware: str | None = None,
+) -> HardwareAnswer:
+    """Fit and backtest ``models`` on the measured ``frame``; answer at ``rows``."""
+    return answer_from(backtest(models, frame), rows, level, combine, hardware)
