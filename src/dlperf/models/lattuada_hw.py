@@ -1,11 +1,12 @@
 """Lattuada et al. (2022) across hardware: linear regression on network, hyper-parameter and
 hardware features, the features chosen by sequential forward selection.
 
-The regression is on logarithms, log t_iter = c + sum_k w_k f_k, so each selected feature acts
-as a power law (t ~ R_matrix^w ...) and a prediction is never negative. Candidates: log b,
-log p, [p > 1], log2 p, the precision's matrix and vector peak rates, the memory bandwidth,
-and the link bandwidth where the gradient is exchanged ([p > 1] log link); the
-catalogue (:mod:`dlperf.hardware`) gives the hardware's. Forward selection adds the candidate
+The regression is on the logarithm of the time per sample, log(t_iter / b) = c + sum_k w_k f_k,
+so each selected feature acts as a power law (t ~ R_matrix^w ...) and a prediction is never
+negative; without any feature it is the mean time per sample of the GPU types measured.
+Candidates: log b, log p, [p > 1], log2 p, the precision's matrix and vector peak rates, the
+memory bandwidth, and the link bandwidth where the gradient is exchanged ([p > 1] log link);
+the catalogue (:mod:`dlperf.hardware`) gives the hardware's. Forward selection adds the candidate
 that most lowers the leave-one-GPU-type-out MAPE of the epoch time, while it lowers it by ``tol``
 or more, up to ``max_features``: the features are chosen for predicting a GPU not measured.
 Network features (parameters, FLOPs) are constant within one network's rows, so they enter
@@ -134,7 +135,8 @@ class LattuadaHardwareModel(PerformanceModel):
         self.check_params()
         self.check_enough(frame)
         check_hardware_columns(frame, self.name, min_gpus=2)
-        log_t = np.log(positive_target(frame, self.name) / iterations(frame))
+        per_sample = iterations(frame) * frame["batch_size"].to_numpy(float)
+        log_t = np.log(positive_target(frame, self.name) / per_sample)
         features = candidate_features(frame, self.hardware)
         if self.features is None:
             usable = features.loc[:, features.nunique() > 1]
@@ -156,10 +158,11 @@ class LattuadaHardwareModel(PerformanceModel):
 
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
         x = candidate_features(frame, self.hardware)[self.selected_].to_numpy()
-        return iterations(frame) * np.exp(self.intercept_ + x @ np.asarray(self.coef_))
+        per_sample = iterations(frame) * frame["batch_size"].to_numpy(float)
+        return per_sample * np.exp(self.intercept_ + x @ np.asarray(self.coef_))
 
     def formula(self) -> str:
-        return "T = I * exp(c + sum_k w_k f_k), f_k forward-selected (lattuada_hw)"
+        return "T = I * b * exp(c + sum_k w_k f_k), f_k forward-selected (lattuada_hw)"
 
     def to_dict(self) -> dict:
         return self._entry(
