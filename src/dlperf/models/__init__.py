@@ -23,7 +23,7 @@ from .ernest import ErnestModel
 from .extrap_pmnf import ExtraPModel
 from .generic import GenericAcrossNetworks, GenericModel
 from .generic_hw import GenericHardwareModel
-from .lattuada_hw import LattuadaHardwareModel
+from .lattuada_hw import LattuadaHardwareModel, PowerLawHardwareModel
 from .linreg_sfs import LinregSFSModel
 from .loglin import LogLinearModel
 from .usl import USLModel
@@ -40,6 +40,7 @@ MODELS: dict[str, type[PerformanceModel]] = {
         LogLinearModel,
         GenericAcrossNetworks,
         LattuadaHardwareModel,
+        PowerLawHardwareModel,
         GenericHardwareModel,
     )
 }

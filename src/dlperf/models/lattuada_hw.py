@@ -138,23 +138,26 @@ class LattuadaHardwareModel(PerformanceModel):
         per_sample = iterations(frame) * frame["batch_size"].to_numpy(float)
         log_t = np.log(positive_target(frame, self.name) / per_sample)
         features = candidate_features(frame, self.hardware)
-        if self.features is None:
-            usable = features.loc[:, features.nunique() > 1]
-            order = forward_select(
-                usable.to_numpy(),
-                log_t,
-                leave_one_gpu_out(frame),
-                float(self.tol),
-                int(self.max_features),
-            )
-            chosen = [str(usable.columns[j]) for j in order]
-        else:
-            chosen = list(self.features)
+        chosen = self._chosen(frame, features, log_t)
         coef = _least_squares(features[chosen].to_numpy(), log_t)
         self.selected_ = chosen
         self.intercept_ = float(coef[0])
         self.coef_ = [float(c) for c in coef[1:]]
         return self
+
+    def _chosen(self, frame: pd.DataFrame, features: pd.DataFrame, log_t: np.ndarray) -> list:
+        """The features to regress on: forward-selected, or the fixed list given."""
+        if self.features is not None:
+            return list(self.features)
+        usable = features.loc[:, features.nunique() > 1]
+        order = forward_select(
+            usable.to_numpy(),
+            log_t,
+            leave_one_gpu_out(frame),
+            float(self.tol),
+            int(self.max_features),
+        )
+        return [str(usable.columns[j]) for j in order]
 
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
         x = candidate_features(frame, self.hardware)[self.selected_].to_numpy()
@@ -178,3 +181,37 @@ class LattuadaHardwareModel(PerformanceModel):
         model.coef_ = [float(data["coefficients"][f]) for f in model.selected_]
         model.intercept_ = float(data["intercept"])
         return model
+
+
+# The power law's features: the roofline's quantities, no selection.
+POWER_LAW = ("log matrix", "log vector", "log memory_bw", "log b")
+
+
+class PowerLawHardwareModel(LattuadaHardwareModel):
+    """The same regression on a fixed set: the time per sample as a power law in the matrix and
+    vector peak rates, the memory bandwidth and the batch. No selection, so nothing is chosen on
+    the few GPU types measured (docs/hardware.md gives the measured difference)."""
+
+    name = "powerlaw_hw"
+    description = (
+        "time per sample as a power law in the peak rates, memory bandwidth and batch "
+        "(log-linear regression, fixed features)"
+    )
+
+    def __init__(self, hardware: str | None = None, seed: int = 0) -> None:
+        self.hardware = hardware
+        self.seed = seed
+
+    def check_params(self) -> None:
+        return None
+
+    def refit_params(self) -> dict:
+        return self.get_params()
+
+    def _chosen(self, frame: pd.DataFrame, features: pd.DataFrame, log_t: np.ndarray) -> list:
+        # A batch that never varied says nothing of its exponent: left to the intercept.
+        constant_batch = features["log b"].nunique() < 2
+        return [f for f in POWER_LAW if not (f == "log b" and constant_batch)]
+
+    def formula(self) -> str:
+        return "T = I * b * exp(c + sum_k w_k f_k), f_k in " + ", ".join(POWER_LAW)
