@@ -87,3 +87,12 @@ def test_the_conformal_radius_needs_enough_errors():
     assert conformal_radius(errors, 0.9) == pytest.approx(
         np.quantile(np.abs(errors), 0.92), abs=0.02
     )
+
+
+@pytest.mark.parametrize("name", ["generic_hw", "lattuada_hw", "powerlaw_hw"])
+def test_fits_are_deterministic_and_refits_keep_the_structure(name):
+    points = law_points(noise=0.02)
+    first, second = make_model(name).fit(points), make_model(name).fit(points)
+    assert first.to_dict() == second.to_dict()
+    refit = type(first)(**first.refit_params()).fit(points)
+    np.testing.assert_allclose(refit.predict(points), first.predict(points), rtol=1e-9)
