@@ -31,7 +31,13 @@ from published import SHARED, plausible_series, series_names
 from dlperf.hardware import load, precision_name
 from dlperf.models import make_model
 from dlperf.models.generic_hw import GenericHardwareModel
-from dlperf.models.hardware_answer import ANSWER_MODELS, COMBINATIONS, answer_from, backtest
+from dlperf.models.hardware_answer import (
+    ANSWER_MODELS,
+    COMBINATIONS,
+    Backtest,
+    answer_from,
+    backtest,
+)
 
 MODELS = ("lattuada_hw", "powerlaw_hw", "generic_hw")
 LEVEL = 0.9
@@ -98,17 +104,18 @@ def held_out(series: pd.DataFrame, gpu: str) -> pd.DataFrame:
     train, test = series[series["gpu"] != gpu], series[series["gpu"] == gpu]
     tested = backtest([make_model(m) for m in MODELS], train)
     combined = [m for m in ANSWER_MODELS if m in tested.fitted]
-    variants = [(f"answer ({c})", combined, c) for c in COMBINATIONS]
-    variants += [("answer (weighted, all three)", list(tested.fitted), "weighted")]
-    variants += [(m, [m], "weighted") for m in tested.fitted]
+    variants = [(f"answer ({c})", combined, c, "symmetric") for c in COMBINATIONS]
+    variants += [("answer (weighted, all three)", list(tested.fitted), "weighted", "symmetric")]
+    variants += [("answer (weighted, asymmetric)", combined, "weighted", "asymmetric")]
+    variants += [(m, [m], "weighted", "symmetric") for m in tested.fitted]
     rows = []
-    for label, names, combine in variants:
-        alone = tested.__class__(
+    for label, names, combine, shape in variants:
+        alone = Backtest(
             tested.frame,
             {n: tested.fitted[n] for n in names},
             None if tested.errors is None else tested.errors[names],
         )
-        found = answer_from(alone, test, LEVEL, combine)
+        found = answer_from(alone, test, LEVEL, combine, shape=shape)
         rows.append(
             pd.DataFrame(
                 {

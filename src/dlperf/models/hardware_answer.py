@@ -27,6 +27,7 @@ from .base import TARGET, InsufficientData, PerformanceModel, capabilities_of, c
 from .hardware_features import gpu_types, hardware_frame, leave_one_gpu_out
 
 COMBINATIONS = ("weighted", "best", "equal")
+INTERVAL_SHAPES = ("symmetric", "asymmetric")
 # The models the answer combines, chosen on Lambda's table left out by GPU type: lattuada_hw's
 # feature selection on a dozen GPU types costs more than it gains there (docs/hardware.md), so
 # it is fitted and reported but not combined.
@@ -86,6 +87,22 @@ def conformal_radius(log_errors: np.ndarray, level: float) -> float:
     return float(values[rank - 1]) if 0 < rank <= len(values) else math.inf
 
 
+def interval_factors(log_errors: np.ndarray, level: float, shape: str) -> tuple[float, float]:
+    """(lower, upper) factors on the answer: ``symmetric`` spreads it by the conformal radius
+    both ways; ``asymmetric`` takes the conformal quantiles of the signed errors at each tail
+    (an answer that tends to be high gets more room below)."""
+    if shape not in INTERVAL_SHAPES:
+        raise UsageError(f"unknown interval {shape!r}; choose from {', '.join(INTERVAL_SHAPES)}")
+    if shape == "symmetric":
+        radius = conformal_radius(log_errors, level)
+        return math.exp(-radius), math.exp(radius)
+    tail = (1 + level) / 2
+    # measured = answer * exp(-error): high errors bound it from below, low ones from above.
+    high = conformal_radius(np.maximum(log_errors, 0.0), tail)
+    low = conformal_radius(np.maximum(-log_errors, 0.0), tail)
+    return math.exp(-high), math.exp(low)
+
+
 def reach(frame: pd.DataFrame, rows: pd.DataFrame, hardware: str | None) -> np.ndarray:
     """Per row: the largest factor by which its GPU's peak rates, memory or link bandwidth lie
     outside the range of the GPU types measured (1: within it)."""
@@ -130,6 +147,7 @@ def answer_from(
     level: float = DEFAULT_LEVEL,
     combine: str = "weighted",
     hardware: str | None = None,
+    shape: str = "symmetric",
 ) -> HardwareAnswer:
     """The answer at ``rows`` (configurations with a ``gpu`` and ``precision``, measured or
     not) from a backtest (module docstring)."""
@@ -145,12 +163,12 @@ def answer_from(
     method = "geometric mean of the models; no interval: fewer than three GPU types measured"
     if errors is not None:
         combined = sum(w * errors[n].to_numpy() for n, w in weights.items())
-        radius = conformal_radius(np.asarray(combined, float), level)
-        lo, hi = predicted * math.exp(-radius), predicted * math.exp(radius)
+        down, up = interval_factors(np.asarray(combined, float), level, shape)
+        lo, hi = predicted * down, predicted * up
         method = (
             f"{combine} geometric mean of the models, interval from a leave-one-GPU-type-out "
             f"backtest over {len(gpu_types(tested.frame))} GPU types "
-            f"(split-conformal, {level:.0%})"
+            f"(split-conformal, {shape}, {level:.0%})"
         )
     catalogue = load(hardware)
     seen = {catalogue.match(g).name for g in tested.frame["gpu"].unique()}

@@ -12,7 +12,7 @@ import pytest
 from dlperf.errors import UsageError
 from dlperf.models import InsufficientData, make_model
 from dlperf.models.generic_hw import GenericHardwareModel
-from dlperf.models.hardware_answer import answer, conformal_radius
+from dlperf.models.hardware_answer import answer, conformal_radius, interval_factors
 
 GPUS = ["V100-SXM2-16GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "RTX 4090", "A10"]
 
@@ -96,3 +96,11 @@ def test_fits_are_deterministic_and_refits_keep_the_structure(name):
     assert first.to_dict() == second.to_dict()
     refit = type(first)(**first.refit_params()).fit(points)
     np.testing.assert_allclose(refit.predict(points), first.predict(points), rtol=1e-9)
+
+
+def test_the_asymmetric_interval_gives_room_where_the_errors_lie():
+    errors = np.log(np.r_[np.linspace(1.0, 1.5, 30), np.linspace(0.95, 1.0, 30)])
+    down, up = interval_factors(errors, 0.8, "asymmetric")
+    assert down < 1 / 1.3 and up < 1.1  # answers ran high: the measured time lies below
+    with pytest.raises(UsageError, match="unknown interval"):
+        interval_factors(errors, 0.8, "wide")
