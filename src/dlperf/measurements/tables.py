@@ -52,6 +52,7 @@ TIMING_COLUMNS = (
         "hostname",
         "cpu_model",
         "gpu_names",
+        "gpu",  # the GPU type as NVML names it (the host's first GPU), empty on CPU runs
         "slurm_job_id",
         "git_commit",
         "start_time",
@@ -252,6 +253,7 @@ def _timing_row(record: dict) -> dict:
         hostname=env.get("hostname"),
         cpu_model=env.get("cpu_model"),
         gpu_names=";".join(env.get("gpu_names") or []),
+        gpu=(env.get("gpu_names") or [""])[0],
         slurm_job_id=env.get("slurm_job_id"),
         git_commit=env.get("git_commit"),
         start_time=env.get("start_time"),
