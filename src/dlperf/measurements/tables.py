@@ -84,6 +84,8 @@ LAYOUT_COLUMNS = ["threads_per_worker", "cores_per_node", "ps_servers"]
 # micro-batch and an iteration is one micro-batch; the gradient is exchanged once per step.
 # Absent means 1. Rows that differ in it are different configurations.
 ACCUMULATION = "grad_accum_steps"
+# The GPU type and precision of a run: rows that differ in either are never pooled into one point.
+SERIES_COLUMNS = ["gpu", "precision"]
 FAILURE_COLUMNS = (
     CONFIG_COLUMNS + list(INPUT_COLUMNS) + ["status", "error", "hostname", "slurm_job_id", "record"]
 )
@@ -419,7 +421,7 @@ def to_points(timings: pd.DataFrame) -> pd.DataFrame:
     # Rows that do not say (a table written before the column, an external one) did not
     # accumulate.
     timings = with_accumulation(timings)
-    keys = POINT_KEYS + [ACCUMULATION]
+    keys = POINT_KEYS + [ACCUMULATION] + [c for c in SERIES_COLUMNS if c in timings.columns]
     grouped = timings.groupby(keys, sort=True, dropna=False)
     # Network features (for across-network models) and the cores setting are the same in
     # every repetition.
