@@ -15,6 +15,7 @@ from . import MODELS, InsufficientData, ModelUnavailable, make_model, model_from
 from .answer_explained import answer_block
 from .backtest import backtest
 from .base import FEATURES, TARGET, PerformanceModel, capabilities_of, iterations
+from .hardware_answer import fit_across_hardware
 from .identifiability import identifiability_block
 from .intervals import DEFAULT_REFITS, bootstrap_interval
 from .terms import measured_layout
@@ -136,6 +137,10 @@ def fit_framework(
             "backtest": backtest(group, per_network, seed),
         }
     artifact = {**_header(framework, seed), "networks": networks}
+    # Networks measured on two or more GPU types: the answer across hardware (docs/hardware.md).
+    hardware = fit_across_hardware(selected)
+    if hardware:
+        artifact["across_hardware"] = hardware
     # The answer weighs every network's backtest (the others' at a lower weight).
     for network in networks:
         networks[network]["answer"] = answer_block(artifact, network)

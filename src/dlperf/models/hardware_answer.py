@@ -20,9 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dlperf.errors import UsageError
+from dlperf.errors import DlperfError, UsageError
 from dlperf.hardware import load
 
+from . import model_from_dict
 from .base import TARGET, InsufficientData, PerformanceModel, capabilities_of, clone
 from .hardware_features import gpu_types, hardware_frame, leave_one_gpu_out
 
@@ -103,13 +104,19 @@ def interval_factors(log_errors: np.ndarray, level: float, shape: str) -> tuple[
     return math.exp(-high), math.exp(low)
 
 
-def reach(frame: pd.DataFrame, rows: pd.DataFrame, hardware: str | None) -> np.ndarray:
+def hardware_range(frame: pd.DataFrame, hardware: str | None) -> dict[str, list[float]]:
+    """Least and most of each hardware figure over the GPU types measured."""
+    seen = hardware_frame(frame, hardware)
+    return {c: [float(seen[c].min()), float(seen[c].max())] for c in seen.columns}
+
+
+def reach(measured: dict[str, list[float]], rows: pd.DataFrame, hardware: str | None) -> np.ndarray:
     """Per row: the largest factor by which its GPU's peak rates, memory or link bandwidth lie
     outside the range of the GPU types measured (1: within it)."""
-    seen, asked = hardware_frame(frame, hardware), hardware_frame(rows, hardware)
-    low, high = seen.min().to_numpy(), seen.max().to_numpy()
-    values = asked.to_numpy()
-    factors = np.maximum(values / high, low / values)
+    asked = hardware_frame(rows, hardware)
+    low = np.array([measured[c][0] for c in asked.columns])
+    high = np.array([measured[c][1] for c in asked.columns])
+    factors = np.maximum(asked.to_numpy() / high, low / asked.to_numpy())
     return np.maximum(factors.max(axis=1), 1.0)
 
 
@@ -141,6 +148,66 @@ def backtest(models: list[PerformanceModel], frame: pd.DataFrame) -> Backtest:
     return Backtest(frame, fitted, errors)
 
 
+def summary(
+    tested: Backtest,
+    level: float = DEFAULT_LEVEL,
+    combine: str = "weighted",
+    hardware: str | None = None,
+    shape: str = "symmetric",
+) -> dict:
+    """What the answer needs, as JSON (the artifact's ``across_hardware`` entry): the fitted
+    models, their weights, the interval's factors (None without a backtest), the GPU types
+    measured and the range of their figures."""
+    fitted, errors = tested.fitted, tested.errors
+    weights = (
+        model_weights(errors, combine)
+        if errors is not None
+        else {name: 1.0 / len(fitted) for name in fitted}
+    )
+    factors = None
+    method = "geometric mean of the models; no interval: fewer than three GPU types measured"
+    if errors is not None:
+        combined = sum(w * errors[n].to_numpy() for n, w in weights.items())
+        factors = list(interval_factors(np.asarray(combined, float), level, shape))
+        if not all(math.isfinite(f) and f > 0 for f in factors):
+            factors = None  # too few backtest errors for a quantile at this level
+        method = (
+            f"{combine} geometric mean of the models, interval from a leave-one-GPU-type-out "
+            f"backtest over {len(gpu_types(tested.frame))} GPU types "
+            f"(split-conformal, {shape}, {level:.0%})"
+        )
+    catalogue = load(hardware)
+    return {
+        "status": "ok",
+        "models": {name: model.to_dict() for name, model in fitted.items()},
+        "weights": weights,
+        "level": level,
+        "interval_factors": factors,
+        "method": method,
+        "gpus": sorted({catalogue.match(g).name for g in tested.frame["gpu"].unique()}),
+        "hardware_range": hardware_range(tested.frame, hardware),
+    }
+
+
+def answer_at(block: dict, rows: pd.DataFrame, hardware: str | None = None) -> HardwareAnswer:
+    """The answer at ``rows`` (configurations with a ``gpu`` and ``precision``, measured or
+    not) from a :func:`summary` (module docstring)."""
+    weights = block["weights"]
+    models = {n: model_from_dict(block["models"][n]) for n in weights}
+    log_prediction = sum(w * np.log(models[n].predict(rows)) for n, w in weights.items())
+    predicted = np.exp(np.asarray(log_prediction, float))
+    lo = hi = None
+    if block["interval_factors"] is not None:
+        down, up = block["interval_factors"]
+        lo, hi = predicted * down, predicted * up
+    catalogue = load(hardware)
+    measured = np.array([catalogue.match(g).name in block["gpus"] for g in rows["gpu"]], bool)
+    ranges = block["hardware_range"]
+    return HardwareAnswer(
+        predicted, lo, hi, weights, measured, reach(ranges, rows, hardware), block["method"]
+    )
+
+
 def answer_from(
     tested: Backtest,
     rows: pd.DataFrame,
@@ -149,33 +216,8 @@ def answer_from(
     hardware: str | None = None,
     shape: str = "symmetric",
 ) -> HardwareAnswer:
-    """The answer at ``rows`` (configurations with a ``gpu`` and ``precision``, measured or
-    not) from a backtest (module docstring)."""
-    fitted, errors = tested.fitted, tested.errors
-    weights = (
-        model_weights(errors, combine)
-        if errors is not None
-        else {name: 1.0 / len(fitted) for name in fitted}
-    )
-    log_prediction = sum(w * np.log(fitted[n].predict(rows)) for n, w in weights.items())
-    predicted = np.exp(np.asarray(log_prediction, float))
-    lo = hi = None
-    method = "geometric mean of the models; no interval: fewer than three GPU types measured"
-    if errors is not None:
-        combined = sum(w * errors[n].to_numpy() for n, w in weights.items())
-        down, up = interval_factors(np.asarray(combined, float), level, shape)
-        lo, hi = predicted * down, predicted * up
-        method = (
-            f"{combine} geometric mean of the models, interval from a leave-one-GPU-type-out "
-            f"backtest over {len(gpu_types(tested.frame))} GPU types "
-            f"(split-conformal, {shape}, {level:.0%})"
-        )
-    catalogue = load(hardware)
-    seen = {catalogue.match(g).name for g in tested.frame["gpu"].unique()}
-    measured = np.array([catalogue.match(g).name in seen for g in rows["gpu"]], bool)
-    return HardwareAnswer(
-        predicted, lo, hi, weights, measured, reach(tested.frame, rows, hardware), method
-    )
+    """The answer at ``rows`` from a backtest."""
+    return answer_at(summary(tested, level, combine, hardware, shape), rows, hardware)
 
 
 def answer(
@@ -188,3 +230,30 @@ def answer(
 ) -> HardwareAnswer:
     """Fit and backtest ``models`` on the measured ``frame``; answer at ``rows``."""
     return answer_from(backtest(models, frame), rows, level, combine, hardware)
+
+
+def fit_across_hardware(points: pd.DataFrame, hardware: str | None = None) -> dict:
+    """Per network and precision measured on two or more GPU types: the answer's
+    :func:`summary` (``lattuada_hw`` fitted too and kept apart, as reported in docs/hardware.md),
+    or why it could not be fitted. Empty when no network holds two GPU types."""
+    from . import make_model
+
+    if "gpu" not in points.columns or "precision" not in points.columns:
+        return {}
+    named = points[points["gpu"].fillna("").astype(str) != ""]
+    blocks: dict[str, dict] = {}
+    for (network, precision), series in named.groupby(["network", "precision"], sort=True):
+        if series["gpu"].nunique() < 2:
+            continue
+        series = series.reset_index(drop=True)
+        try:
+            tested = backtest(
+                [make_model(m, {"hardware": hardware}) for m in ANSWER_MODELS], series
+            )
+            block = summary(tested, hardware=hardware)
+            lattuada = make_model("lattuada_hw", {"hardware": hardware}).fit(series)
+            block["apart"] = {"lattuada_hw": lattuada.to_dict()}
+        except DlperfError as exc:
+            block = {"status": "not_fitted", "reason": str(exc)}
+        blocks.setdefault(str(network), {})[str(precision)] = block
+    return blocks

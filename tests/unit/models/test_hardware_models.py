@@ -4,15 +4,18 @@ others and the catalogue, the answer says whether it was measured and how far it
 from __future__ import annotations
 
 import itertools
+import json
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from dlperf.errors import UsageError
+from dlperf.io import dumps_json
 from dlperf.models import InsufficientData, make_model
+from dlperf.models.artifact import fit_framework
 from dlperf.models.generic_hw import GenericHardwareModel
-from dlperf.models.hardware_answer import answer, conformal_radius, interval_factors
+from dlperf.models.hardware_answer import answer, answer_at, conformal_radius, interval_factors
 
 GPUS = ["V100-SXM2-16GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "RTX 4090", "A10"]
 
@@ -104,3 +107,18 @@ def test_the_asymmetric_interval_gives_room_where_the_errors_lie():
     assert down < 1 / 1.3 and up < 1.1  # answers ran high: the measured time lies below
     with pytest.raises(UsageError, match="unknown interval"):
         interval_factors(errors, 0.8, "wide")
+
+
+def test_the_fit_stage_fits_across_hardware_when_two_gpu_types_are_measured():
+    points = law_points(gpus=GPUS[:4]).assign(framework="pytorch", device="cuda")
+    cheap = {"usl": {}}
+    artifact = fit_framework(points, "pytorch", cheap, seed=0, refits=2)
+    block = artifact["across_hardware"]["n"]["amp_fp16"]
+    assert block["status"] == "ok" and set(block["models"]) == {"powerlaw_hw", "generic_hw"}
+    assert block["gpus"] == sorted(GPUS[:4]) and "lattuada_hw" in block["apart"]
+    entry = json.loads(dumps_json(artifact))["across_hardware"]["n"]["amp_fp16"]
+    asked = points.head(2).assign(gpu="NVIDIA B200")
+    found = answer_at(entry, asked)
+    assert not found.measured.any() and np.all(found.reach > 1) and found.lo is not None
+    one_gpu = fit_framework(points[points["gpu"] == GPUS[0]], "pytorch", cheap, 0, refits=2)
+    assert "across_hardware" not in one_gpu
