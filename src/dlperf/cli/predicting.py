@@ -53,6 +53,15 @@ def add_predict(sub) -> None:
     p.add_argument(
         "--flops-per-sample", type=arg.FLOPS, help="F of an unseen network (generic_xnet)"
     )
+    p.add_argument(
+        "--gpu",
+        help="a GPU type of the catalogue, measured or not: the answer across hardware "
+        "(docs/hardware.md); needs timings of two or more GPU types in the artifact",
+    )
+    p.add_argument(
+        "--precision", default="fp32", help="with --gpu: fp32, tf32, amp_fp16 or bf16 (fp32)"
+    )
+    p.add_argument("--hardware", help="with --gpu: your own GPU catalogue file (YAML)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run_predict)
 
@@ -90,6 +99,8 @@ def run_predict(args: argparse.Namespace) -> int:
     artifact = load_artifact(args.model)
     network = _network(artifact, args.network)
     rows = _rows(args)
+    if args.gpu:
+        return _predict_on_gpu(args, artifact, network, rows)
     table = predict_rows(artifact, network, args.model_name, rows, level=args.level)
     table["total_time_s"] = table["epoch_time_s"] * args.epochs
     missing = interval_missing(artifact, network, args.model_name)
@@ -113,6 +124,52 @@ def run_predict(args: argparse.Namespace) -> int:
             f"{artifact['framework']}/{network}, model {args.model_name}, "
             f"{args.level:.0%} prediction interval (lo..hi):"
         )
+        print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    return 0
+
+
+def _predict_on_gpu(args: argparse.Namespace, artifact: dict, network: str, rows) -> int:
+    """``predict --gpu``: the answer across hardware, saying whether the GPU was measured and
+    how far its figures lie beyond those measured."""
+    from dlperf.hardware import load, precision_name
+    from dlperf.models.hardware_answer import answer_at
+
+    precision = precision_name(args.precision)
+    gpu = load(args.hardware).match(args.gpu).name
+    block = artifact.get("across_hardware", {}).get(network, {}).get(precision)
+    if block is None or block.get("status") != "ok":
+        why = "" if block is None else f" ({block.get('reason')})"
+        raise UsageError(
+            f"the artifact has no answer across hardware for {network} at {precision}{why}; "
+            "fit timings with gpu and precision columns of two or more GPU types "
+            "(docs/hardware.md)"
+        )
+    rows = rows.assign(gpu=gpu, precision=precision)
+    found = answer_at(block, rows, args.hardware)
+    table = rows.drop(columns=["gpu", "precision"]).assign(
+        epoch_time_s=found.predicted,
+        epoch_time_lo_s=found.lo,
+        epoch_time_hi_s=found.hi,
+        total_time_s=found.predicted * args.epochs,
+        reach=found.reach,
+    )
+    measured = "measured" if found.measured.all() else "not measured"
+    reach = float(found.reach.max())
+    beyond = "within" if reach <= 1 else f"up to {reach:.2g}x beyond"
+    said = (
+        f"{artifact['framework']}/{network} on {gpu} ({precision}): {measured}; its figures lie "
+        f"{beyond} those of the GPU types measured ({', '.join(block['gpus'])}). "
+        f"{block['method']}."
+    )
+    if args.json:
+        records = json.loads(table.to_json(orient="records"))
+        print(
+            json.dumps(
+                {"gpu": gpu, "precision": precision, "said": said, "predictions": records}, indent=2
+            )
+        )
+    else:
+        print(said)
         print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     return 0
 

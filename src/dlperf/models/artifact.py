@@ -115,6 +115,7 @@ def fit_framework(
     models: dict[str, dict],
     seed: int,
     refits: int = DEFAULT_REFITS,
+    hardware: str | None = None,
 ) -> dict:
     """The model artifact of one framework: every model per network, and the across-network
     models (``generic_xnet``) once over all networks; each with ``refits`` bootstrap refits for
@@ -138,9 +139,9 @@ def fit_framework(
         }
     artifact = {**_header(framework, seed), "networks": networks}
     # Networks measured on two or more GPU types: the answer across hardware (docs/hardware.md).
-    hardware = fit_across_hardware(selected)
-    if hardware:
-        artifact["across_hardware"] = hardware
+    across_hardware = fit_across_hardware(selected, hardware)
+    if across_hardware:
+        artifact["across_hardware"] = across_hardware
     # The answer weighs every network's backtest (the others' at a lower weight).
     for network in networks:
         networks[network]["answer"] = answer_block(artifact, network)
