@@ -193,7 +193,14 @@ def answer_at(block: dict, rows: pd.DataFrame, hardware: str | None = None) -> H
     """The answer at ``rows`` (configurations with a ``gpu`` and ``precision``, measured or
     not) from a :func:`summary` (module docstring)."""
     weights = block["weights"]
-    models = {n: model_from_dict(block["models"][n]) for n in weights}
+    # The catalogue asked with (a user's file adds GPUs the fit never saw) replaces the fit's.
+    entries = {n: block["models"][n] for n in weights}
+    if hardware is not None:
+        entries = {
+            n: {**e, "settings": {**e["settings"], "hardware": hardware}}
+            for n, e in entries.items()
+        }
+    models = {n: model_from_dict(e) for n, e in entries.items()}
     log_prediction = sum(w * np.log(models[n].predict(rows)) for n, w in weights.items())
     predicted = np.exp(np.asarray(log_prediction, float))
     lo = hi = None
