@@ -433,3 +433,15 @@ def test_predict_asks_for_a_gpu_never_measured(tmp_path, capsys):
     user_gpu = ["--gpu", "Z9000", "--precision", "amp_fp16", "--hardware", str(mine), "--json"]
     assert main(ask[:-5] + user_gpu) == 0
     assert json.loads(capsys.readouterr().out)["gpu"] == "Z9000"
+    # Choosing among GPU types by deadline and the user's prices.
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("A10: 0.75\nA100 80GB SXM4: 1.79\nH100 80GB HBM3: 2.99\n")
+    plan = ["plan", "--model", str(artifact), "--batch-size", "32", "--data-size", "6400000"]
+    plan += ["--epochs", "10", "--deadline", "1h", "--precision", "amp_fp16"]
+    plan += ["--gpus", "A10", "A100 80GB SXM4", "H100 80GB HBM3", "--prices", str(prices)]
+    assert main(plan) == 0
+    out = capsys.readouterr().out
+    assert "H100-SXM5-80GB     False" in out and "cheapest: " in out
+    prices.write_text("A10: -1\n")
+    code, err = run(plan)
+    assert code == 2 and "'A10' needs a price >= 0" in err
