@@ -79,7 +79,8 @@ def add_validate(sub) -> None:
         "--protocol",
         action="append",
         help="repeatable: kfold, loo_procs, loo_batch, extrapolation_procs, extrapolation_batch, "
-        "cross_network, or loo / extrapolation for both of a pair; default: the config's protocols",
+        "cross_network, cross_hardware, or loo / extrapolation for both of a pair; default: the "
+        "config's protocols",
     )
     p.add_argument("--k", type=arg.FOLDS, help="folds for --protocol kfold")
     p.add_argument(
