@@ -18,6 +18,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
 from dlperf.errors import InputFileError, UnknownName
@@ -57,6 +58,11 @@ def words(name: str) -> frozenset[str]:
     """The words a name is matched on (module docstring)."""
     text = re.sub(r"(\d+)\s*gb\b", r"\1gb", str(name).lower())
     return frozenset(w for w in re.split(r"[^a-z0-9]+", text) if w and w not in FILLER)
+
+
+def gpu_names(column: pd.Series) -> pd.Series:
+    """A ``gpu`` column as text, '' where a row names no GPU (empty, or NaN once read back)."""
+    return column.astype(object).where(column.notna(), "").astype(str).str.strip()
 
 
 class Catalogue:

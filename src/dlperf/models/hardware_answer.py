@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from dlperf.errors import DlperfError, UsageError
-from dlperf.hardware import load
+from dlperf.hardware import gpu_names, load
 
 from . import model_from_dict
 from .base import TARGET, InsufficientData, PerformanceModel, capabilities_of, clone
@@ -247,7 +247,7 @@ def fit_across_hardware(points: pd.DataFrame, hardware: str | None = None) -> di
 
     if "gpu" not in points.columns or "precision" not in points.columns:
         return {}
-    named = points[points["gpu"].fillna("").astype(str) != ""]
+    named = points[gpu_names(points["gpu"]) != ""]
     blocks: dict[str, dict] = {}
     for (network, precision), series in named.groupby(["network", "precision"], sort=True):
         if series["gpu"].nunique() < 2:

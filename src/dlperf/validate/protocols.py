@@ -20,6 +20,7 @@ import pandas as pd
 
 from dlperf.errors import UnknownName
 from dlperf.folds import grouped_kfold, n_configurations
+from dlperf.hardware import gpu_names
 
 # Protocols that split the points of one network (cross_hardware by GPU type; docs/hardware.md).
 WITHIN_NETWORK = (
@@ -158,7 +159,7 @@ def _extrapolation(points: pd.DataFrame, column: str, threshold: int | None, pro
 
 def _leave_one_gpu_type_out(points: pd.DataFrame) -> Plan:
     """Each GPU type held out in turn (the models across hardware learn from two or more)."""
-    gpus = points["gpu"].fillna("").astype(str) if "gpu" in points.columns else None
+    gpus = gpu_names(points["gpu"]) if "gpu" in points.columns else None
     kinds = [] if gpus is None else sorted(set(gpus) - {""})
     if len(kinds) < 3:
         return Plan(
