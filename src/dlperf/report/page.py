@@ -15,6 +15,7 @@ from dlperf import figures as rendering
 from dlperf.io import atomic_write_text
 
 from . import sections
+from .hardware_section import which_hardware
 from .markup import Section
 from .study import Study
 from .summary import summary
@@ -24,6 +25,7 @@ from .template import PAGE
 PARTS: tuple[Callable[[Study], list[Section]], ...] = (
     summary,
     sections.accuracy,
+    which_hardware,
     sections.adaptive,
     sections.frameworks,
     sections.resources,
