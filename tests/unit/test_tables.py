@@ -147,3 +147,14 @@ def test_a_record_with_accumulation_is_named_by_its_suffix(tmp_path):
     plain = write(folder, "n1_p1_b8_d64_r0.json", record)
     with pytest.raises(records.RecordError, match=r"grad_accum_steps=4"):
         records.read_record(plain)
+
+
+def test_the_gpu_column_names_the_gpu_type_as_nvml_does(tmp_path, record_factory):
+    gpu_run = record_factory(procs=1, batch=8)
+    gpu_run["environment"]["gpu_names"] = ["NVIDIA A100-SXM4-80GB"] * 4
+    paths = [
+        write(tmp_path, "a.json", gpu_run),
+        write(tmp_path, "b.json", record_factory(procs=2, batch=8)),
+    ]
+    timings, _ = tables.build_tables(paths)
+    assert timings["gpu"].fillna("").tolist() == ["NVIDIA A100-SXM4-80GB", ""]

@@ -50,6 +50,7 @@ TIMING_COLUMNS = (
         "hostname",
         "cpu_model",
         "gpu_names",
+        "gpu",  # the GPU type as NVML names it (the host's first GPU), empty on CPU runs
         "slurm_job_id",
         "git_commit",
         "start_time",
@@ -77,6 +78,8 @@ NETWORK_FEATURES = ["param_count", "flops_per_sample"]
 # How workers shared a node (the generic model's core_share and ps_sync terms); optional:
 # absent cores mean a worker with its own device, absent ps_servers one parameter server.
 LAYOUT_COLUMNS = ["threads_per_worker", "cores_per_node", "ps_servers"]
+# The GPU type and precision of a run: rows that differ in either are never pooled into one point.
+SERIES_COLUMNS = ["gpu", "precision"]
 FAILURE_COLUMNS = (
     CONFIG_COLUMNS + list(INPUT_COLUMNS) + ["status", "error", "hostname", "slurm_job_id", "record"]
 )
@@ -134,6 +137,7 @@ def _timing_row(record: dict) -> dict:
         hostname=env.get("hostname"),
         cpu_model=env.get("cpu_model"),
         gpu_names=";".join(env.get("gpu_names") or []),
+        gpu=(env.get("gpu_names") or [""])[0],
         slurm_job_id=env.get("slurm_job_id"),
         git_commit=env.get("git_commit"),
         start_time=env.get("start_time"),
@@ -300,7 +304,7 @@ def to_points(timings: pd.DataFrame) -> pd.DataFrame:
     # Rows that do not say (a table written before the column, an external one) did not
     # accumulate.
     timings = with_accumulation(timings)
-    keys = POINT_KEYS + [ACCUMULATION]
+    keys = POINT_KEYS + [ACCUMULATION] + [c for c in SERIES_COLUMNS if c in timings.columns]
     grouped = timings.groupby(keys, sort=True, dropna=False)
     # Network features (for across-network models) and the cores setting are the same in
     # every repetition.

@@ -15,6 +15,7 @@ from .answer_explained import answer_block
 from .artifact_check import VERSION
 from .backtest import backtest
 from .base import FEATURES, TARGET, PerformanceModel, capabilities_of, iterations
+from .hardware_answer import fit_across_hardware
 from .identifiability import identifiability_block
 from .intervals import DEFAULT_REFITS, bootstrap_interval
 from .terms import measured_layout
@@ -114,6 +115,7 @@ def fit_framework(
     models: dict[str, dict],
     seed: int,
     refits: int = DEFAULT_REFITS,
+    hardware: str | None = None,
 ) -> dict:
     """The model artifact of one framework: every model per network, and the across-network
     models (``generic_xnet``) once over all networks; each with ``refits`` bootstrap refits for
@@ -136,6 +138,10 @@ def fit_framework(
             "backtest": backtest(group, per_network, seed),
         }
     artifact = {**_header(framework, seed), "networks": networks}
+    # Networks measured on two or more GPU types: the answer across hardware (docs/hardware.md).
+    across_hardware = fit_across_hardware(selected, hardware)
+    if across_hardware:
+        artifact["across_hardware"] = across_hardware
     # The answer weighs every network's backtest (the others' at a lower weight).
     for network in networks:
         networks[network]["answer"] = answer_block(artifact, network)

@@ -16,6 +16,7 @@ from dlperf.io import atomic_write_text
 
 from . import sections
 from .framework_section import frameworks_side_by_side
+from .hardware_section import which_hardware
 from .markup import Section
 from .study import Study
 from .summary import summary
@@ -26,6 +27,7 @@ PARTS: tuple[Callable[[Study], list[Section]], ...] = (
     summary,
     frameworks_side_by_side,
     sections.accuracy,
+    which_hardware,
     sections.adaptive,
     sections.frameworks,
     sections.resources,
