@@ -147,6 +147,7 @@ def _plan_gpus(args, artifact: dict, network: str, data_size, epochs, deadline) 
     from dlperf.durations import readable
     from dlperf.hardware import precision_name
     from dlperf.models.hardware_plan import cheapest, plan_gpus, read_prices
+    from dlperf.models.planning import DEFAULT_MAX_PROCS
 
     precision = precision_name(args.precision)
     block = _hardware_block(artifact, network, precision)
@@ -155,7 +156,7 @@ def _plan_gpus(args, artifact: dict, network: str, data_size, epochs, deadline) 
         "data_size": data_size,
         "epochs": epochs,
         "precision": precision,
-        "max_procs": args.max_procs,
+        "max_procs": args.max_procs or DEFAULT_MAX_PROCS,
         "gpus_per_node": args.gpus_per_node,
     }
     prices = read_prices(args.prices, args.hardware)

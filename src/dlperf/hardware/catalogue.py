@@ -19,7 +19,6 @@ from importlib import resources
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from dlperf.errors import InputFileError, UnknownName
 
@@ -156,6 +155,10 @@ def _gpu(entry: dict, sources: dict, where: str) -> GPU:
 
 def parse(text: str, where: str) -> tuple[dict[str, GPU], dict[str, dict]]:
     """The GPUs and sources of one catalogue file's text."""
+    # Imported here: the models import this module, and the GPU check (scripts/gpu-check.sh)
+    # loads the models on machines that have PyTorch but not PyYAML.
+    import yaml
+
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
