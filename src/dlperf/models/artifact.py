@@ -12,8 +12,9 @@ from dlperf.errors import UnknownName
 from dlperf.io import SCHEMA_VERSION
 
 from . import MODELS, InsufficientData, ModelUnavailable, make_model, model_from_dict
+from .answer import growth_scores
 from .answer_explained import answer_block
-from .backtest import backtest
+from .backtest import CONFIGURATION, backtest
 from .base import FEATURES, TARGET, PerformanceModel, capabilities_of, iterations
 from .identifiability import identifiability_block
 from .intervals import DEFAULT_REFITS, bootstrap_interval
@@ -105,7 +106,16 @@ def measured_levels(points: pd.DataFrame) -> dict:
         # Iterations per epoch, least and most: a question outside asks for an epoch length
         # the measurements never had (the answer then uses per-iteration models only).
         "iterations": [int(iterations(points).min()), int(iterations(points).max())],
+        # Nothing the answer says runs faster than perfect scaling of this (docs/model.md).
+        "best_samples_per_s_per_worker": best_per_worker(points),
     }
+
+
+def best_per_worker(points: pd.DataFrame) -> float:
+    """The best per-worker throughput measured: the largest over configurations of the median
+    over their repetitions of d / (T p)."""
+    rate = points["data_size"] / points[TARGET] / points["procs"]
+    return float(rate.groupby([points[c] for c in CONFIGURATION]).median().max())
 
 
 def fit_framework(
@@ -137,6 +147,8 @@ def fit_framework(
         }
     artifact = {**_header(framework, seed), "networks": networks}
     # The answer weighs every network's backtest (the others' at a lower weight).
+    # How fast the answer's error grew with distance in the backtest, over every network.
+    artifact["answer_growth_scores"] = growth_scores(artifact)
     for network in networks:
         networks[network]["answer"] = answer_block(artifact, network)
     if across:
