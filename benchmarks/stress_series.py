@@ -49,7 +49,7 @@ def topology_step(levels=(1, 2, 4, 8, 16, 32, 64), step: float = 1.35, seed: int
         base = rng.uniform(0.1, 0.3)
         procs = np.asarray(levels, float)
         t = base * (1.0 + 0.01 * np.log2(procs))
-        t = np.where(procs >= 16, base * step * (1.0 + 0.03 * np.log2(procs / 16) / 4), t)
+        t = np.where(procs >= 16, base * step * (1.0 + 0.015 * np.log2(procs / 16) / 4), t)
         t = t * rng.lognormal(0.0, 0.005, procs.size)
         frames.append(_frame(f"topology{k}", levels, 16, 32, t))
     return pd.concat(frames, ignore_index=True)
