@@ -12,7 +12,6 @@ left-out table is then scored with those settings.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 from pathlib import Path
 
@@ -79,23 +78,26 @@ def totals(found: pd.DataFrame) -> pd.Series:
 
 
 def choose(per_setting: dict[tuple, dict[str, pd.Series]], left_out: str) -> tuple:
-    """The setting with the lowest summed interval score over every table but ``left_out``
-    among those covering >= :data:`COVERAGE_GOAL` of those tables' points (every setting when
-    none does)."""
-    sums = {}
+    """The setting with the lowest mean over every table but ``left_out`` of the table's mean
+    interval score (each table counts alike, however many points it has), among those covering
+    >= :data:`COVERAGE_GOAL` of those tables' points (every setting when none does)."""
+    mean_score, coverage = {}, {}
     for setting, tables in per_setting.items():
         rows = [t for name, t in tables.items() if name != left_out]
-        sums[setting] = sum(rows[1:], rows[0])
-    good = [s for s, t in sums.items() if t["covered"] >= COVERAGE_GOAL * t["points"]]
-    return min(good or sums, key=lambda s: (sums[s]["score"], s))
+        mean_score[setting] = float(np.mean([t["score"] / t["points"] for t in rows]))
+        coverage[setting] = sum(t["covered"] for t in rows) / sum(t["points"] for t in rows)
+    good = [s for s in per_setting if coverage[s] >= COVERAGE_GOAL]
+    return min(good or per_setting, key=lambda s: (mean_score[s], s))
 
 
-def settings_grid(options: dict[str, tuple]) -> list[dict]:
-    """Every combination of the rules' candidate values."""
-    names = list(options)
-    return [
-        dict(zip(names, values, strict=True)) for values in itertools.product(*options.values())
-    ]
+def one_at_a_time(options: dict[str, tuple]) -> list[dict]:
+    """The shipped setting (each rule's first value) and every setting that differs from it in
+    one rule: each rule's effect is measured with the others as shipped."""
+    shipped = {rule: values[0] for rule, values in options.items()}
+    found = [shipped]
+    for rule, values in options.items():
+        found += [{**shipped, rule: value} for value in values[1:]]
+    return found
 
 
 def with_best_rate(artifact: dict, train: pd.DataFrame) -> dict:
@@ -237,12 +239,13 @@ def summary(found: pd.DataFrame) -> pd.DataFrame:
 def evaluate(cuts: dict[tuple[str, int], list], options: dict[str, tuple]) -> dict:
     """The answer's held-out points under every setting of its rules: setting (a tuple of
     (rule, value)) -> cut (table, divisor) -> points."""
-    return {
-        tuple(setting.items()): {
+    found = {}
+    for setting in one_at_a_time(options):
+        print(f"answer under {setting}", flush=True)
+        found[tuple(setting.items())] = {
             cut: answer_points(fits, AnswerRules(**setting)) for cut, fits in cuts.items()
         }
-        for setting in settings_grid(options)
-    }
+    return found
 
 
 def leave_one_table_out(

@@ -5,13 +5,14 @@ scaling (docs/model.md, "The answer").
 At each row asked:
 
 1. Candidates: the fitted *collective* models (``Capabilities.collective_model``: generic,
-   castello, loglin) that predict a positive time there; every fitted model that does when no
-   collective model was fitted.
+   castello, loglin) that predict a positive time there, castello only where it is needed to
+   have two (:data:`RULES`); every fitted model when no collective model was fitted.
 2. Centre: the median of their log times (of two, their geometric mean).
 3. Half-width in log time: q + s D. q is the ``level`` quantile of the candidates' training
    residuals (the measurements' own scatter); D the distance from the measured range in
-   doublings, summed over workers, nodes and batch size; s the log error per doubling,
-   :data:`RULES` (chosen by leave-one-table-out on the published tables), scaled to ``level``.
+   doublings, summed over workers, nodes and batch size; s the log error per doubling, the
+   ``level`` quantile of the answer's own backtest errors per doubling over the fit's networks
+   (:func:`growth_scores`), or a prior of 0.1 at 90 % where the fit has no backtest record.
 4. Physics: neither the centre nor the interval's lower end is faster than perfect scaling of
    the best per-worker throughput measured, d / (p x_best).
 """
@@ -42,13 +43,15 @@ class AnswerRules:
     ``per_doubling``: s, the 90 % log error added per doubling of distance from the measured
     range, where the backtest cannot measure it. ``measured_growth``: s measured on the fit's
     backtest (:func:`growth_scores`) where it has records. ``collective``: only collective
-    models are candidates. ``center``: "median" or "mean" of the candidates' log times.
+    models are candidates. ``excluded``: models left out where two candidates remain without
+    them. ``center``: "median" or "mean" of the candidates' log times.
     ``spread``: add the candidates' largest distance from the centre (their disagreement) to
     the half-width. ``physics``: the perfect-scaling bound."""
 
     per_doubling: float = 0.1
     measured_growth: bool = True
     collective: bool = True
+    excluded: tuple[str, ...] = ("castello",)
     center: str = "median"
     spread: bool = False
     physics: bool = True
@@ -64,10 +67,13 @@ def fitted_models(artifact: dict, network: str) -> list[str]:
 
 def candidates(artifact: dict, network: str, rules: AnswerRules = RULES) -> list[str]:
     """The fitted models the answer combines: the collective ones (every fitted one if none
-    is, or with ``rules.collective`` off)."""
+    is, or with ``rules.collective`` off), less ``rules.excluded`` where two others remain."""
     fitted = fitted_models(artifact, network)
     collective = [n for n in fitted if n in MODELS and capabilities_of(MODELS[n]).collective_model]
-    return (collective if rules.collective else []) or fitted
+    chosen = (collective if rules.collective else []) or fitted
+    kept = [n for n in chosen if n not in rules.excluded]
+    # An excluded model still takes part where it leaves one form alone.
+    return kept if len(kept) >= 2 else chosen
 
 
 def distance(measured: dict, rows: pd.DataFrame) -> np.ndarray:

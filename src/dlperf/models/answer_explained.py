@@ -7,30 +7,37 @@ from __future__ import annotations
 import pandas as pd
 
 from . import answer
-from .answer import RULES, candidates, distance, fitted_models
+from .answer import CALIBRATED_LEVEL, RULES, candidates, distance, fitted_models, per_doubling
 
 
 def answer_block(artifact: dict, network: str) -> dict:
     """What the artifact says of a network's answer: its models, the interval's growth per
     doubling of distance, and why."""
     names = candidates(artifact, network) if fitted_models(artifact, network) else []
+    growth = per_doubling(artifact, RULES, CALIBRATED_LEVEL)
     if not names:
         why = "no model could be fitted: there is no answer"
     else:
         why = (
             f"the median in log time of {', '.join(names)} (the fitted models that cost the "
             "all-reduce, else every fitted model); interval: the models' training scatter "
-            f"plus {RULES.per_doubling:g} in log time per doubling beyond the measured workers, "
-            "nodes and batch sizes; never faster than perfect scaling of the best per-worker "
-            "throughput measured"
+            f"plus {growth:.3g} in log time per doubling beyond the measured workers, nodes and "
+            f"batch sizes at 90 % ({_growth_source(artifact)}); never faster than perfect "
+            "scaling of the best per-worker throughput measured"
         )
     method = answer.__doc__.split("\n\n")[1].replace("\n", " ")
     return {
         "method": method,
         "why": why,
         "models": names,
-        "log_error_per_doubling": RULES.per_doubling,
+        "log_error_per_doubling": growth,
     }
+
+
+def _growth_source(artifact: dict) -> str:
+    if RULES.measured_growth and artifact.get("answer_growth_scores"):
+        return "measured on the fit's backtest"
+    return "a prior chosen on published tables: no backtest record in this fit"
 
 
 def answer_warnings(artifact: dict, network: str, rows: pd.DataFrame | None = None) -> list[str]:
@@ -46,8 +53,8 @@ def answer_warnings(artifact: dict, network: str, rows: pd.DataFrame | None = No
             found.append(
                 f"{int((far > 0).sum())} of the rows lie beyond the measured workers, nodes or "
                 f"batch sizes (up to {far.max():.1f} doublings): the answer's interval grows by "
-                f"{RULES.per_doubling:g} in log time per doubling, as measured on published "
-                "tables, not on this series"
+                f"{per_doubling(artifact, RULES, CALIBRATED_LEVEL):.3g} in log time per doubling "
+                f"({_growth_source(artifact)}), not by measurements there"
             )
     if len(measured.get("batch_size") or []) == 1:
         found.append(

@@ -90,7 +90,7 @@ def test_the_first_section_is_the_summary(report):
         assert re.search(
             r"<b>Answer:</b> at \d+ workers? on \d+ nodes? \(b=\d+, d=100000; (inside the "
             r"measured range|[\d.]+× beyond the largest measured worker or node count)\) an epoch "
-            r"takes [\d.]+ s, 90% interval [\d.]+–[\d.]+ s; from \w+ [\d.]+",
+            r"takes [\d.]+ s, 90% interval [\d.]+–[\d.]+ s; from median of \w+",
             part,
         ), part
         assert f'id="fig-pytorch-answer_{network}"' in part
