@@ -2,8 +2,9 @@
 
 Curve and band come from :func:`dlperf.models.prediction.prediction_table`, the function behind
 ``dlperf predict`` and ``dlperf plan``, at the same level, so the band at a point is the interval
-``dlperf predict`` prints there. A model without bootstrap refits has no band, and the curve says
-why for the caption.
+``dlperf predict`` prints there, drawn within physics (never faster than perfect scaling of the
+best per-worker throughput measured, never at a non-positive time). A model without bootstrap
+refits has no band, and the curve says why for the caption.
 """
 
 from __future__ import annotations
