@@ -11,9 +11,10 @@ import dlperf
 from dlperf.errors import UnknownName
 
 from . import MODELS, InsufficientData, ModelUnavailable, make_model, model_from_dict
+from .answer import growth_scores
 from .answer_explained import answer_block
 from .artifact_check import VERSION
-from .backtest import backtest
+from .backtest import CONFIGURATION, backtest
 from .base import FEATURES, TARGET, PerformanceModel, capabilities_of, iterations
 from .hardware_answer import fit_across_hardware
 from .identifiability import identifiability_block
@@ -106,7 +107,16 @@ def measured_levels(points: pd.DataFrame) -> dict:
         # Iterations per epoch, least and most: a question outside asks for an epoch length
         # the measurements never had (the answer then uses per-iteration models only).
         "iterations": [int(iterations(points).min()), int(iterations(points).max())],
+        # Nothing the answer says runs faster than perfect scaling of this (docs/model.md).
+        "best_samples_per_s_per_worker": best_per_worker(points),
     }
+
+
+def best_per_worker(points: pd.DataFrame) -> float:
+    """The best per-worker throughput measured: the largest over configurations of the median
+    over their repetitions of d / (T p)."""
+    rate = points["data_size"] / points[TARGET] / points["procs"]
+    return float(rate.groupby([points[c] for c in CONFIGURATION]).median().max())
 
 
 def fit_framework(
@@ -142,7 +152,8 @@ def fit_framework(
     across_hardware = fit_across_hardware(selected, hardware)
     if across_hardware:
         artifact["across_hardware"] = across_hardware
-    # The answer weighs every network's backtest (the others' at a lower weight).
+    # How fast the answer's error grew with distance in the backtest, over every network.
+    artifact["answer_growth_scores"] = growth_scores(artifact)
     for network in networks:
         networks[network]["answer"] = answer_block(artifact, network)
     if across:
