@@ -88,3 +88,30 @@ def test_the_gpu_sweep_asks_for_what_the_issue_counted(capsys):
     out = capsys.readouterr().out
     assert "648 benchmarks in 72 sbatch submissions" in out
     assert "GPU-hours requested: 4,252" in out
+
+
+def test_expected_gpu_hours_come_from_the_study_s_models(tmp_path, capsys):
+    import pandas as pd
+
+    from dlperf.measurements import tables
+
+    rows = [
+        {"procs": p, "batch_size": b, "rep": r, "epoch_time_s": 100.0 / p + 2.0 * p + 3200 / b}
+        for p in (1, 2, 4, 8)
+        for b in (32, 64)
+        for r in range(3)
+    ]
+    frame = pd.DataFrame(rows).assign(
+        framework="pytorch", network="lenet", device="cuda", nodes=1, data_size=1024
+    )
+    timings = tmp_path / "timings.csv"
+    tables.write_csv(frame.assign(samples_per_s=1024 / frame["epoch_time_s"]), timings)
+    models = tmp_path / "models"
+    argv = ["fit", "--timings", str(timings), "--framework", "pytorch"]
+    assert main([*argv, "--out", str(models / "pytorch.json")]) == 0
+    config = gpu_config()
+    runs = cfg.run_configs(config)
+    truth = sum((100.0 / r.procs + 2.0 * r.procs + 100.0) * r.procs for r in runs) / 3600
+    expected = sweep_plan.expected_gpu_hours(runs, config, models)
+    assert expected == pytest.approx(truth, rel=0.1)
+    assert sweep_plan.expected_gpu_hours(runs, config, tmp_path / "none") is None
