@@ -33,7 +33,8 @@ def foreign_load(sample_s: float = SAMPLE_S, sleep=time.sleep) -> float | None:
     after = machine_busy_s()
     if before is None or after is None:
         return None
-    return max(0.0, after - before) / ((os.cpu_count() or 1) * sample_s)
+    # Clock ticks round: a saturated machine may read a hair above all of its cores.
+    return min(1.0, max(0.0, after - before) / ((os.cpu_count() or 1) * sample_s))
 
 
 @dataclass(frozen=True)
