@@ -80,7 +80,14 @@ def test_plan_sweep_prints_the_totals_and_warns_of_a_group_past_the_site_limit(t
     assert "12 benchmarks in 4 sbatch submissions" in out
     assert "GPU-hours requested: 20" in out
     assert "GPU-hours expected: unknown" in out
-    assert 'set group-components to "bench_n{nodes}_p{procs}=2"' in out
+    # Retried (2 times in the profile), each benchmark asks for up to 100 min: one a job.
+    assert 'set group-components to "bench_n{nodes}_p{procs}=1"' in out
+    site = tmp_path / "site.yaml"
+    site.write_text(yaml.safe_dump({"retries": 0}))
+    assert (
+        main(["plan-sweep", str(path), "--profile", "profiles/slurm", "--profile", str(site)]) == 0
+    )
+    assert 'set group-components to "bench_n{nodes}_p{procs}=2"' in capsys.readouterr().out
 
 
 def test_the_gpu_sweep_asks_for_what_the_issue_counted(capsys):

@@ -158,15 +158,19 @@ def render(plans: list[LayoutPlan], settings: Mapping, expected: float | None) -
 
 def group_warning(plans: list[LayoutPlan], config: Mapping) -> str | None:
     """A line where a grouped Slurm job would ask for more time than the site allows
-    (``cluster.max_runtime_min``): sbatch would refuse it, or the partition never start it."""
+    (``cluster.max_runtime_min``), at its first attempt or a retry (a retried group asks for
+    its unfinished benchmarks' grown limits): sbatch would refuse it."""
     limit = (config.get("cluster") or {}).get("max_runtime_min")
-    over = [p for p in plans if limit is not None and p.group_runtime_min > int(limit)]
+    if limit is None:
+        return None
+    over = [p for p in plans if min(p.per_job, p.runs) * p.runtimes_min[-1] > int(limit)]
     if not over:
         return None
-    longest = max(p.group_runtime_min for p in over)
-    fits = max(1, int(limit) // max(p.runtime_min for p in over))
+    longest = max(min(p.per_job, p.runs) * p.runtimes_min[-1] for p in over)
+    fits = max(1, int(limit) // max(p.runtimes_min[-1] for p in over))
     return (
         f"warning: {len(over)} layout(s) run several benchmarks in one Slurm job of up to "
-        f"{longest} min, more than cluster.max_runtime_min ({limit}): set group-components to "
-        f'"bench_n{{nodes}}_p{{procs}}={fits}" in your site profile (docs/cluster.md)'
+        f"{longest} min (last retry), more than cluster.max_runtime_min ({limit}): set "
+        f'group-components to "bench_n{{nodes}}_p{{procs}}={fits}" in your site profile '
+        "(docs/cluster.md)"
     )
