@@ -43,7 +43,7 @@ def test_a_first_request_past_the_site_maximum_is_refused_naming_the_key():
     with pytest.raises(cluster.ClusterConfigError, match="cluster.max_runtime_min"):
         cluster.check(gpu_config(max_runtime_min=30))
     with pytest.raises(cluster.ClusterConfigError, match="cluster.max_mem_mb"):
-        cluster.bench_resources(1, 2, gpu_config(max_mem_mb=20000))
+        cluster.check(gpu_config(max_mem_mb=20000), [(1, 1), (1, 2)])
 
 
 def test_plan_counts_groups_submissions_and_gpu_hours():

@@ -266,9 +266,11 @@ def thread_settings(config: Mapping) -> str:
     return f"threads_per_proc={config['threads_per_proc']} cpus_per_proc={cpus_per_proc(config)}"
 
 
-def check(config: Mapping) -> None:
-    """Raise ClusterConfigError now for a ``cluster`` section no job could be sized with."""
+def check(config: Mapping, layouts: list[tuple[int, int]] = ()) -> None:
+    """Raise ClusterConfigError now for a ``cluster`` section no job could be sized with, or a
+    (nodes, procs) layout whose first request passes the site's maxima."""
     cpus_per_proc(config)
     runtime_minutes(config)
     mem_mb(config, 1)
-    _site_max(config, "max_mem_mb")
+    for nodes, procs in layouts:
+        bench_resources(nodes, procs, config)
