@@ -9,6 +9,8 @@ STUDY ?= .
 CONFIG ?= $(wildcard $(STUDY)/config.yaml)
 # Extra arguments for snakemake, e.g. `make run SNAKEMAKE_ARGS="--forcerun report"`.
 SNAKEMAKE_ARGS ?=
+# Seconds `make run` waits for a busy machine to become quiet before measuring (0: warn only).
+WAIT_QUIET ?= 0
 # Extra arguments for pytest, e.g. `make test PYTEST_ARGS="-m 'not slow'"`.
 PYTEST_ARGS ?=
 
@@ -31,6 +33,7 @@ $(STAMP): pyproject.toml
 
 run: setup
 	$(if $(CONFIG),$(BIN)/dlperf check-config $(CONFIG) --defaults config/config.yaml)
+	$(BIN)/dlperf preflight --wait-quiet $(WAIT_QUIET)
 	mkdir -p $(STUDY)
 	$(BIN)/snakemake --snakefile $(abspath Snakefile) --directory $(STUDY) --cores $(CORES) \
 		$(if $(CONFIG),--configfile $(abspath $(CONFIG))) $(SNAKEMAKE_ARGS)

@@ -65,6 +65,17 @@ def fit(
     return artifact
 
 
+def check_quiet(timings_csv: PathLike | Sequence[PathLike], max_fraction: float) -> None:
+    """Stop (``BusyMachine``) when more than ``max_fraction`` of the runs whose host load was
+    measured were disturbed (external timings have no such column and do not count)."""
+    from dlperf.measurements.preflight import check_disturbed
+
+    paths = [timings_csv] if isinstance(timings_csv, (str, os.PathLike)) else list(timings_csv)
+    own = [frame for frame in map(tables.read_csv, paths) if tables.FOREIGN_CPU in frame]
+    if own:
+        check_disturbed(pd.concat(own, ignore_index=True), max_fraction)
+
+
 def validate(
     timings_csv: PathLike | Sequence[PathLike],
     framework: str,

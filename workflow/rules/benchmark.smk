@@ -27,6 +27,10 @@ rule bench:
         dlperf.layout.bench_log(),
     conda:
         WORKFLOW_ENV
+    # The site's modules (cluster.modules), loaded where the site profile turns them on
+    # (software-deployment-method: env-modules; docs/cluster.md, "A site overlay").
+    envmodules:
+        *config["cluster"]["modules"],
     # A benchmark gets the whole machine: two at once would distort each other's timings.
     threads: workflow.cores
     resources:

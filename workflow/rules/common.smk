@@ -51,7 +51,7 @@ except (dlperf.config.ConfigError, ValueError, FileNotFoundError) as error:
     raise WorkflowError(str(error)) from None
 
 try:
-    dlperf.pipeline.cluster.check(config)
+    dlperf.pipeline.cluster.check(config, dlperf.config.run_layouts(config))
 except dlperf.pipeline.cluster.ClusterConfigError as error:
     raise WorkflowError(f"invalid configuration: {error}") from None
 

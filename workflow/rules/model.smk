@@ -20,6 +20,9 @@ rule fit:
             },
             sort_keys=True,
         ),
+        # Most runs disturbed: stop here and say so (dlperf.measurements.preflight).
+        max_disturbed=config["preflight"]["max_disturbed_fraction"],
     shell:
         "dlperf fit --timings {input.timings:q} --framework {wildcards.framework} "
-        "--config-json {params.settings:q} --out {output:q} > {log:q} 2>&1"
+        "--config-json {params.settings:q} --max-disturbed {params.max_disturbed} "
+        "--out {output:q} > {log:q} 2>&1"

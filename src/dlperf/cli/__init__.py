@@ -19,6 +19,7 @@ from dlperf.cli import (
     measuring,
     modelling,
     predicting,
+    preflighting,
     reporting,
     studies,
 )
@@ -41,6 +42,8 @@ COMMANDS = (
     configuring.add_write_config,
     studies.add_forget_disturbed,
     configuring.add_check_config,
+    preflighting.add_plan_sweep,
+    preflighting.add_preflight,
     studies.add_archive,
     studies.add_verify_archive,
     adaptive_sweeps.add_adaptive_replay,

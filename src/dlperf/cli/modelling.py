@@ -28,6 +28,12 @@ def add_fit(sub) -> None:
     p.add_argument(
         "--hardware", help="your own GPU catalogue (YAML; docs/hardware.md); config key hardware"
     )
+    p.add_argument(
+        "--max-disturbed",
+        type=arg.SHARE,
+        help="refuse to fit when more than this share of the runs were disturbed by other "
+        "programs (the workflow passes preflight.max_disturbed_fraction); default: no check",
+    )
     p.add_argument("--out", required=True, help="model artifact (JSON)")
     p.set_defaults(func=run_fit)
 
@@ -37,6 +43,8 @@ def run_fit(args: argparse.Namespace) -> int:
 
     config = arg.config_of(args)
     stages.chosen_frameworks(args.timings, [args.framework])
+    if args.max_disturbed is not None:
+        stages.check_quiet(args.timings, args.max_disturbed)
     seed = args.seed if args.seed is not None else config["seed"]
     hardware = args.hardware or config.get("hardware")
     artifact = stages.fit(

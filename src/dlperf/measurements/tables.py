@@ -73,6 +73,8 @@ MIB = 2**20
 # A run during whose timed epoch other programs used more than this share of its host's CPU
 # (foreign_cpu_fraction) was disturbed: its times say more about the neighbours than about it.
 NOISY_FOREIGN_CPU = 0.10
+#: The column of that share.
+FOREIGN_CPU = "foreign_cpu_fraction"
 # Optional per-network features carried from the timings into the points when present.
 NETWORK_FEATURES = ["param_count", "flops_per_sample"]
 # How workers shared a node (the generic model's core_share and ps_sync terms); optional:

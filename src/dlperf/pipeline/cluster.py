@@ -86,23 +86,45 @@ def cpus_per_proc(config: Mapping) -> int:
     return cpus
 
 
+def _site_max(config: Mapping, key: str) -> int | None:
+    """The site's largest request for ``cluster.<key>`` (the partition's limit), or None."""
+    value = (config.get("cluster") or {}).get(key)
+    return None if value is None else _as_int(value, f"cluster.{key}")
+
+
+def _retried(first: int, attempt: int, config: Mapping, key: str, unit: str) -> int:
+    """``first`` (attempt 1's request) grown with the attempt number, never past the site's
+    maximum ``cluster.<key>``: a retry asks for more, up to what the site allows, instead of
+    a multiple Slurm refuses (attempt 3 of a 45-minute job asked for 135, past many limits)."""
+    limit = _site_max(config, key)
+    if limit is not None and first > limit:
+        raise ClusterConfigError(
+            f"a benchmark job asks for {first} {unit}, more than cluster.{key} ({limit}): "
+            f"lower the request or raise cluster.{key} to the site's limit"
+        )
+    grown = first * _as_int(attempt, "attempt")
+    return grown if limit is None else min(grown, limit)
+
+
 def runtime_minutes(config: Mapping, attempt: int = 1) -> int:
     """Time limit of a job in minutes: ``cluster.runtime_min`` (default: the benchmark's
-    ``timeout_s`` plus a margin), times the attempt number, so that a job the scheduler
-    ended for its time limit is retried with more."""
+    ``timeout_s`` plus a margin), times the attempt number up to ``cluster.max_runtime_min``,
+    so that a job the scheduler ended for its time limit is retried with more."""
     cluster = config.get("cluster") or {}
     base = cluster.get("runtime_min")
     if base is None:
         base = math.ceil(float(config["timeout_s"]) / 60.0) + RUNTIME_MARGIN_MIN
-    return _as_int(base, "cluster.runtime_min") * _as_int(attempt, "attempt")
+    first = _as_int(base, "cluster.runtime_min")
+    return _retried(first, attempt, config, "max_runtime_min", "minutes")
 
 
 def mem_mb(config: Mapping, procs_per_node: int, attempt: int = 1) -> int:
     """Memory per node in MiB: ``cluster.mem_mb_per_proc`` per worker on the node, times the
-    attempt number (a job killed for exceeding its memory is retried with more)."""
+    attempt number up to ``cluster.max_mem_mb`` (a job killed for exceeding its memory is
+    retried with more)."""
     cluster = config.get("cluster") or {}
     per_proc = _as_int(cluster.get("mem_mb_per_proc", 4000), "cluster.mem_mb_per_proc")
-    return per_proc * procs_per_node * _as_int(attempt, "attempt")
+    return _retried(per_proc * procs_per_node, attempt, config, "max_mem_mb", "MiB a node")
 
 
 def bench_resources(
@@ -244,8 +266,11 @@ def thread_settings(config: Mapping) -> str:
     return f"threads_per_proc={config['threads_per_proc']} cpus_per_proc={cpus_per_proc(config)}"
 
 
-def check(config: Mapping) -> None:
-    """Raise ClusterConfigError now for a ``cluster`` section no job could be sized with."""
+def check(config: Mapping, layouts: list[tuple[int, int]] = ()) -> None:
+    """Raise ClusterConfigError now for a ``cluster`` section no job could be sized with, or a
+    (nodes, procs) layout whose first request passes the site's maxima."""
     cpus_per_proc(config)
     runtime_minutes(config)
     mem_mb(config, 1)
+    for nodes, procs in layouts:
+        bench_resources(nodes, procs, config)

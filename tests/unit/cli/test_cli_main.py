@@ -29,6 +29,8 @@ def test_the_commands_are_the_documented_ones():
         "write-config",
         "forget-disturbed",
         "check-config",
+        "plan-sweep",
+        "preflight",
         "archive",
         "verify-archive",
         "adaptive-replay",
