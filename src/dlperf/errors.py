@@ -2,10 +2,10 @@
 the ``dlperf`` command prints exactly these in one line (exit status 2); any other exception
 (a plain ValueError or KeyError included) is a bug and shows its traceback.
 
-Some modules keep an error of their own (``archive.ArchiveError``, ``tables.RecordError``,
-``models.base.InsufficientData``, ...), derived from :class:`DlperfError` too. This module
-imports nothing but the standard library: the benchmark side (:mod:`dlperf.bench`), which runs
-inside the framework environments, raises these as well.
+Some modules keep an error of their own (``study.archive.ArchiveError``,
+``measurements.records.RecordError``, ``models.base.InsufficientData``, ...), derived from
+:class:`DlperfError` too. This module imports nothing but the standard library: the benchmark
+side (:mod:`dlperf.bench`), which runs inside the framework environments, raises these as well.
 """
 
 from __future__ import annotations

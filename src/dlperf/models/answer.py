@@ -196,8 +196,7 @@ def answer_table(
         raise UnknownName(
             f"the artifact for {artifact.get('framework')} has no network {network!r}, so there "
             f"is no answer for it; it has {', '.join(artifact.get('networks', {})) or 'none'}. "
-            "Pick one with --network, or predict an unseen network with --model-name "
-            "generic_xnet"
+            "Pick one of them, or predict an unseen network with the model generic_xnet"
         )
     names = candidates(artifact, network, rules)
     if not names:

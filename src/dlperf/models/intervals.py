@@ -110,7 +110,7 @@ def no_interval_reason(stored: dict | None) -> str:
     if not stored:
         return "the artifact stores no bootstrap refits for it (fitted by an older dlperf?)"
     if not stored.get("refits") and not stored.get("skipped"):
-        return "it was fitted without bootstrap refits (dlperf fit --interval-refits 0)"
+        return "it was fitted with no bootstrap refits (interval refits set to 0)"
     if not stored.get("refits"):
         return (
             f"none of its {stored.get('skipped', 0)} bootstrap refits could be fitted "

@@ -328,6 +328,6 @@ def test_fitting_without_refits_gives_no_interval_and_says_so():
     entry = bare["networks"]["lenet"]["models"]["ernest"]
     assert entry["interval"]["refits"] == [] and entry["interval"]["skipped"] == 0
     curve = model_curve("ernest", bare, "lenet")
-    assert curve.band is None and "--interval-refits 0" in curve.no_band_reason
+    assert curve.band is None and "interval refits set to 0" in curve.no_band_reason
     with pytest.raises(ValueError, match="must be 0 or more"):
         bootstrap_interval(make_model("ernest", {}, 0), timings(), seed=0, refits=-1)
