@@ -15,8 +15,6 @@ from pathlib import Path
 
 from dlperf.errors import InputFileError
 
-SCHEMA_VERSION = 1
-
 
 def _umask() -> int:
     mask = os.umask(0)

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import dlperf
-from dlperf.io import SCHEMA_VERSION, atomic_write_json, read_json
+from dlperf.io import atomic_write_json, read_json
 
 from .backends import CLUSTER_VARIABLES, service_layout
 from .cpuload import foreign_cpu
@@ -19,6 +19,7 @@ from .datasets import DIGITS_IMAGES, DIGITS_LABELS, digits_to_cifar_shape
 from .envinfo import available_cores, host_environment
 from .options import TF32_OVERRIDE, precision_environment
 from .processes import Command, LaunchResult, Programs, local_plan, run_processes, srun_plan
+from .record import new_record
 from .resources import combine_ranks
 from .spec import RunConfig, run_features
 
@@ -194,16 +195,7 @@ def run_benchmark(
     """Run one benchmark job and write its run record to ``out``. Returns the record."""
     out = Path(out)
     host = host_environment()
-    record: dict = {
-        "schema_version": SCHEMA_VERSION,
-        "config": config.to_dict(),
-        "status": "failed",
-        "error": None,
-        "environment": host,
-        # What the network costs at the run's input size, from the analytic table (the same
-        # in every framework).
-        "network_features": run_features(config),
-    }
+    record = new_record(config.to_dict(), host, run_features(config))
     work_dir = out.parent / f".{out.stem}.work"
     shutil.rmtree(work_dir, ignore_errors=True)
     work_dir.mkdir(parents=True)

@@ -9,14 +9,10 @@ import math
 import os
 from pathlib import Path
 
+from dlperf.bench.record import VERSION
 from dlperf.errors import DlperfError, InputFileError
-from dlperf.io import SCHEMA_VERSION
 from dlperf.layout import RUN_RECORD_NAME_PATTERN
 from dlperf.measurements.configuration import CONFIG_COLUMNS
-
-#: The run record's format version (its ``schema_version``); the benchmark writes
-#: :data:`dlperf.io.SCHEMA_VERSION`, which is this format's.
-VERSION = SCHEMA_VERSION
 
 # The epoch is timed around its iterations: their sum falls short of it by the loop's own
 # time (measured: under 0.03 %), never by more than this share plus a clock's granularity.
