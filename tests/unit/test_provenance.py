@@ -81,14 +81,14 @@ def test_analysis_stages_cover_what_they_run_and_no_other_stage():
     assert not any(m.startswith("dlperf.validate") for m in closure["report"])
 
 
-def test_a_changed_module_changes_exactly_the_digests_of_stages_that_run_it(tmp_path):
-    """A copy of the package with one changed statement in the MXNet networks."""
-    package = tmp_path / "dlperf"
+def digests_after(tmp_path, edit) -> tuple[dict, dict]:
+    """Every stage's digest (bench per framework) of a copy of the package changed by
+    ``edit(package)``, beside the digests of the package as it is."""
     import shutil
 
+    package = tmp_path / "dlperf"
     shutil.copytree(SRC / "dlperf", package, ignore=shutil.ignore_patterns("__pycache__"))
-    nets = package / "bench" / "mx_nets.py"
-    nets.write_text(nets.read_text() + "\nCHANGED = 1\n")
+    edit(package)
     script = (
         "from dlperf.pipeline import provenance as p\n"
         "import json\n"
@@ -106,7 +106,31 @@ def test_a_changed_module_changes_exactly_the_digests_of_stages_that_run_it(tmp_
     )
     unchanged = {fw: provenance.code_digest("bench", fw) for fw in provenance.FRAMEWORK_ENTRIES}
     unchanged |= {s: provenance.code_digest(s) for s in provenance.STAGE_ENTRIES}
+    return changed, unchanged
+
+
+def test_a_changed_module_changes_exactly_the_digests_of_stages_that_run_it(tmp_path):
+    """A copy of the package with one changed statement in the MXNet networks."""
+
+    def edit(package):
+        nets = package / "bench" / "mx_nets.py"
+        nets.write_text(nets.read_text() + "\nCHANGED = 1\n")
+
+    changed, unchanged = digests_after(tmp_path, edit)
     assert {k for k in changed if changed[k] != unchanged[k]} == {"mxnet"}
+
+
+def test_an_edited_gpu_catalogue_changes_the_digest_of_the_fit_not_of_a_benchmark(tmp_path):
+    """The catalogue is data beside the hardware package's modules: the stages that read it
+    (fit among them) re-run when a figure in it changes; no benchmark does."""
+
+    def edit(package):
+        catalogue = package / "hardware" / "catalogue.yaml"
+        catalogue.write_text(catalogue.read_text() + "\n# an edited figure\n")
+
+    changed, unchanged = digests_after(tmp_path, edit)
+    moved = {k for k in changed if changed[k] != unchanged[k]}
+    assert "fit" in moved and not moved & set(provenance.FRAMEWORK_ENTRIES)
 
 
 LOADED = (

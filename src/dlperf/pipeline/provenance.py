@@ -24,6 +24,8 @@ from dlperf.io import atomic_write_json
 
 PACKAGE = Path(__file__).resolve().parents[1]  # src/dlperf
 PACKAGE_NAME = PACKAGE.name
+# Files a package may ship beside its modules that change what a stage computes.
+DATA_SUFFIXES = (".yaml", ".csv", ".json")
 
 #: Where each analysis stage starts: ``module:function`` runs that function (only the imports
 #: at the top of the module and inside that function count), a bare module runs all of it.
@@ -199,18 +201,28 @@ def code_digest(stage: str, framework: str | None = None) -> str:
     """A short digest of every module ``stage`` runs (for ``bench``: that framework's
     benchmark); changes only when their code does."""
     digest = hashlib.sha256()
-    for module in sorted(import_closure(stage_entries(stage, framework))):
+    modules = sorted(import_closure(stage_entries(stage, framework)))
+    for module in modules:
         path = module_path(module)
         digest.update(path.relative_to(PACKAGE).as_posix().encode())
         digest.update(module_digest(path).encode())
+    # The data a package ships beside its modules (the GPU catalogue): part of the code.
+    for path in sorted({d for m in modules for d in package_data(module_path(m).parent)}):
+        digest.update(path.relative_to(PACKAGE).as_posix().encode())
+        digest.update(hashlib.sha256(path.read_bytes()).hexdigest().encode())
     return digest.hexdigest()[:16]
+
+
+def package_data(folder: Path) -> list[Path]:
+    """The data files a package keeps beside its modules (not in its sub-folders)."""
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in DATA_SUFFIXES)
 
 
 def _source_tree_key() -> str:
     """A digest of every source file of the package: the code digests below change only
     when one of these does."""
     digest = hashlib.sha256()
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in sorted(p for p in PACKAGE.rglob("*") if p.suffix in (".py", *DATA_SUFFIXES)):
         digest.update(path.relative_to(PACKAGE).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
