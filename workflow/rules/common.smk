@@ -12,6 +12,7 @@ import dlperf.failed_jobs
 import dlperf.gc_tuning
 import dlperf.layout
 import dlperf.provenance
+import dlperf.report.failure_reasons
 import dlperf.remeasure
 import dlperf.study_outputs
 import dlperf.sweep_checks
@@ -135,3 +136,8 @@ onstart:
 onerror:
     # Last, each failed job's own error line (above it: the job's inputs and command).
     dlperf.failed_jobs.print_summary(log)
+
+
+onsuccess:
+    # Last, when no benchmark run succeeded: how many failed and the most frequent reason.
+    dlperf.report.failure_reasons.print_when_all_failed(LAYOUT.failures, LAYOUT.timings)

@@ -70,6 +70,8 @@ def build_report(study: Study, out_html: Path, figures_dir: Path | None = None) 
     figures_dir = Path(figures_dir) if figures_dir else out_html.parent / "figures"
     link_dir = Path(os.path.relpath(figures_dir, out_html.parent)).as_posix()
     parts = [section for part in PARTS for section in part(study)]
+    # The directory is the report's output even when no run succeeded and it holds no figure.
+    figures_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for section in parts:
         for block in section.blocks:

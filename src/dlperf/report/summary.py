@@ -13,6 +13,7 @@ from dlperf.models.answer import ANSWER
 
 from . import findings, scaling
 from .answer_summary import answer_at, answer_figure, answer_line, target_row
+from .failure_reasons import reasons
 from .markup import Section, esc, introduced, paragraph
 from .scaling_figures import summary_figure
 from .sections import fitted_curves
@@ -223,7 +224,9 @@ SUMMARY_INTRO = (
 
 def summary(study: Study) -> list[Section]:
     head = introduced("summary", "Summary", SUMMARY_INTRO)
-    if study.frameworks_without_runs:
+    if study.timings.empty and not study.failures.empty:
+        head.blocks.append(_all_failed(study.failures))
+    elif study.frameworks_without_runs:
         head.blocks.append(
             paragraph(
                 "No successful run at all: "
@@ -233,3 +236,19 @@ def summary(study: Study) -> list[Section]:
             )
         )
     return [head] + [network_summary(study, f, n) for f, n in study.networks()]
+
+
+def _all_failed(failures: pd.DataFrame) -> Markup:
+    """Every run failed: say so first, with each reason and how many runs it stopped."""
+    items = Markup("").join(
+        Markup(f"<li>{count} run{'s' if count > 1 else ''}: <code>{esc(text)}</code></li>")
+        for text, count in reasons(failures.to_dict("records"))
+    )
+    n = len(failures)
+    said = (
+        f"Every one of the {n} benchmark runs failed" if n > 1 else "The one benchmark run failed"
+    )
+    return Markup(
+        f'<div class="warnings" id="all-failed"><b>{said}</b>, so nothing was measured or '
+        f"modelled. The reasons (the full errors are under Failed runs):<ul>{items}</ul></div>"
+    )
