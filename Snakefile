@@ -3,6 +3,11 @@
 # (the validated config, the study's paths, code digests, helper functions) is in common.smk.
 import os
 
+from snakemake.utils import min_version
+
+# The version pyproject.toml pins: the executor plugins and the report follow its interfaces.
+min_version("9.27")
+
 
 # The default configuration lives with the workflow, wherever the study's directory is
 # (`snakemake --directory <study>`, `make run STUDY=<study>`).

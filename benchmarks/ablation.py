@@ -6,8 +6,9 @@ constants against the exponent search with exact constants) is cross-validated o
 - our own timings tables (``--timings``, e.g. results/timings.csv of a default run), per
   framework: grouped k-fold and leave-one-batch-level-out;
 - every published table in ``--shared`` (../shared/data; skipped when absent), each turned into
-  scaling series through the bring-your-own path (``dlperf.external.read_external``), as a user's
-  CSV would be: Lambda's PyTorch table (train on 1-4 GPUs, predict 8), NVIDIA's SSD300 baselines
+  scaling series through the bring-your-own path
+  (``dlperf.measurements.external.read_external``), as a user's CSV would be: Lambda's PyTorch
+  table (train on 1-4 GPUs, predict 8), NVIDIA's SSD300 baselines
   and other-models grid (extrapolation to 8 GPUs where measured, grouped k-fold) and MXNet's
   single-GPU batch sweep (leave one batch level out).
 
@@ -33,7 +34,7 @@ from common import markers, write_between_markers
 from published import lambda_series, mxnet_batch_series, nvidia_grid_series, ssd300_series
 
 from dlperf.config import default_models
-from dlperf.external import load_points
+from dlperf.measurements.external import load_points
 from dlperf.models.terms import DEFAULT_TERMS
 from dlperf.validate.crossval import cross_validate
 

@@ -28,14 +28,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dlperf.compare import (
+from dlperf.compare.pair import (
     CONFIG_KEYS,
     Repetitions,
     Settings,
     compare_configurations,
     repetitions_by_configuration,
 )
-from dlperf.study_files import load_study
+from dlperf.study.files import load_study
 
 FACTORS = (1.05, 1.10, 1.15, 1.25)
 QUIET_SPREAD = 0.05  # the "repetitions spread <= 5 %"

@@ -2,7 +2,7 @@
 effects, shaped like the default study (36 configurations, 3 repetitions, 8-128 iterations a
 run):
 
-- moderated t (dlperf.compare_stats, chosen): repetitions' log medians, variances shrunk
+- moderated t (dlperf.compare.statistics, chosen): repetitions' log medians, variances shrunk
   towards a prior fitted over the configurations whose scale follows the within-run
   variance of the median;
 - moderated t without that trend (one scale for all configurations);
@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from dlperf import compare_stats
+from dlperf.compare import statistics as compare_stats
 
 CONFIGS, REPS, FRAMEWORK = 36, 3, 12
 ITERATIONS = (8, 16, 32, 64, 128)

@@ -18,7 +18,8 @@ import pandas as pd
 from common import best_of, report
 
 from dlperf import config as cfg
-from dlperf import stages, tables
+from dlperf import stages
+from dlperf.measurements import tables
 
 FRAMEWORKS = ("pytorch", "tensorflow", "mxnet")
 

@@ -7,7 +7,8 @@
         --batch-sizes 1 2 --pairs 4
 
 For each framework the worker (harness_worker.py) runs inside that framework's environment
-(built or reused from the cache by dlperf.envs.build) on one thread, for the default networks
+(built or reused from the cache by dlperf.environments.requirements.build) on one thread,
+for the default networks
 and batch sizes of config/config.yaml (or those given). Bare and harness blocks of the same
 length alternate (with a third kind, below); the figure is the median over rounds of (harness /
 bare - 1) in wall-clock time per iteration, the quantity the harness records. Beside it: the
@@ -33,7 +34,7 @@ from pathlib import Path
 import yaml
 from common import report
 
-from dlperf import envs
+from dlperf.environments import requirements as envs
 
 REPO = Path(__file__).resolve().parents[1]
 WORKER = Path(__file__).with_name("harness_worker.py")

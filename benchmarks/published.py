@@ -1,7 +1,8 @@
 """The published tables of ../shared/data as scaling series, for the benchmark scripts and tests.
 
 Each table becomes timings points through the bring-your-own path
-(``dlperf.external.read_external``), as a user's CSV would: one ``network`` per scaling series
+(``dlperf.measurements.external.read_external``), as a user's CSV would: one ``network`` per
+scaling series
 (a network on one system at one precision). The project never needs these tables; scripts and
 tests that read them skip when ``../shared/data`` is absent.
 """
@@ -14,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dlperf.external import read_external
+from dlperf.measurements.external import read_external
 
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 LAMBDA = "lambda_pytorch_train_throughput.csv"

@@ -42,4 +42,4 @@ if [[ -n "$missing" ]]; then
 fi
 
 export PYTHONPATH="$here/src${PYTHONPATH:+:$PYTHONPATH}"
-exec "$python" -m dlperf.gpucheck "$@"
+exec "$python" -m dlperf.cli.gpucheck "$@"

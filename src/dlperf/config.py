@@ -11,9 +11,9 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from dlperf import sweep_checks
 from dlperf.bench.spec import RunConfig, precision_problem
 from dlperf.errors import ConfigError
+from dlperf.pipeline import sweep_checks
 
 
 def schema() -> dict:

@@ -44,7 +44,7 @@ ADAPTIVE_ROUND = "round{}.json"
 #: A run record, below :data:`RUNS`. ``{accum}`` is empty without gradient accumulation (so
 #: every record of a sweep without it keeps its name) and ``_a<k>`` with k micro-batches per
 #: optimizer step. image_size, seq_len and precision are the study's, like device: a change
-#: re-measures the same records (dlperf.remeasure).
+#: re-measures the same records (dlperf.pipeline.bench_params).
 RUN_RECORD_NAME = "n{nodes}_p{procs}_b{batch_size}_d{data_size}_r{rep}{accum}.json"
 RUN_RECORD = f"{RUNS}/{{framework}}/{{network}}/{RUN_RECORD_NAME}"
 #: The same name read back (the aggregate step checks each record against its name).

@@ -1,5 +1,5 @@
 """Bounds beyond which a number is a typo or a mix-up of units, never a measurement or a
-request. The command line (``dlperf.arguments``) and the external-timings reader share them,
+request. The command line (``dlperf.cli.arguments``) and the external-timings reader share them,
 so nothing infinite or overflowing reaches NumPy or SciPy, and every product of them stays
 exact in float64."""
 

@@ -1,6 +1,7 @@
-"""The re-run behind ``dlperf verify-archive --rerun``: fit, validate and render the report
-again from a study's archived timings and configuration, into fresh files that
-:func:`dlperf.archive.verify` compares byte for byte with the archived ones.
+"""The re-run behind ``dlperf verify-archive --rerun``: check an archive as
+:func:`dlperf.study.archive.verify` does, then fit, validate and render the report again from the
+study's archived timings and configuration, into fresh files compared byte for byte with the
+archived ones.
 
 The members are extracted below a root as they are named in the archive (``results/...``,
 ``external/...``, ``config.json``): the same layout as a study's directory.
@@ -8,6 +9,8 @@ The members are extracted below a root as they are named in the archive (``resul
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 from dlperf.layout import (
@@ -18,6 +21,28 @@ from dlperf.layout import (
     WORKFLOW,
     StudyLayout,
 )
+from dlperf.study import archive
+
+
+def verify(path: str | os.PathLike) -> archive.Verification:
+    """Check ``path`` as :func:`dlperf.study.archive.verify` does and, when it is intact,
+    re-run fit, validate and report from its members: each fresh file must have the archived
+    checksum."""
+    path = Path(path)
+    with tempfile.TemporaryDirectory(prefix="dlperf-verify-") as tmp:
+        root = Path(tmp)
+        checked = archive.check(path, root, needed)
+        result = checked.verification
+        if result.ok:
+            compared = rerun(root, checked.config, report=WORKFLOW.report in checked.parts)
+            for name, fresh_path in sorted(compared.items()):
+                if name not in checked.parts:
+                    result.problems.append(f"{name}: not in the archive, cannot compare")
+                elif not archive.same_bytes(fresh_path, checked.parts[name]):
+                    result.problems.append(f"{name}: re-running gives different bytes")
+                else:
+                    result.reproduced.append(name)
+    return result
 
 
 def needed(name: str) -> bool:

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlperf import tables
 from dlperf.io import atomic_write_json
 from dlperf.layout import WORKFLOW
+from dlperf.measurements import tables
 
 PathLike = str | os.PathLike
 
@@ -43,7 +43,7 @@ def fit(
 ) -> dict:
     """Fit every model of ``framework`` on the points of one or several timings files, each with
     ``refits`` bootstrap refits for its prediction interval (default: DEFAULT_REFITS)."""
-    from dlperf.external import load_all_points
+    from dlperf.measurements.external import load_all_points
     from dlperf.models.artifact import fit_framework, unfitted_artifact
     from dlperf.models.intervals import DEFAULT_REFITS
 
@@ -73,7 +73,7 @@ def validate(
     out_summary: PathLike,
     n_boot: int = 1000,
 ) -> pd.DataFrame:
-    from dlperf.external import load_all_points
+    from dlperf.measurements.external import load_all_points
     from dlperf.validate.crossval import cross_validate
 
     points = load_all_points(timings_csv)
@@ -135,7 +135,7 @@ def adaptive_replay(
     """The adaptive loop on a measured grid: ``rounds.csv`` and ``summary.json`` in ``out_dir``."""
     from dlperf.adaptive.loop import AdaptiveSettings
     from dlperf.adaptive.replay import replay
-    from dlperf.external import load_runs
+    from dlperf.measurements.external import load_runs
 
     paths = [timings_csv] if isinstance(timings_csv, (str, os.PathLike)) else list(timings_csv)
     rounds, summary = replay(load_runs(paths), budget, AdaptiveSettings.from_config(settings))
@@ -159,7 +159,7 @@ def chosen_frameworks(
     (UnknownName naming the ones they hold), or every framework the timings hold."""
     from dlperf.bench.spec import FRAMEWORKS
     from dlperf.errors import UnknownName
-    from dlperf.external import columns_of, is_own_timings, load_all_points
+    from dlperf.measurements.external import columns_of, is_own_timings, load_all_points
 
     paths = [timings_csv] if isinstance(timings_csv, (str, os.PathLike)) else list(timings_csv)
     held = set(load_all_points(paths)["framework"].dropna().astype(str))

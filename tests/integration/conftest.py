@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from dlperf.bench.ranks import slurm_port
-from dlperf.envs import build_and_describe, default_root
+from dlperf.environments.requirements import build_and_describe, default_root
 from dlperf.io import read_json
 
 REPO = Path(__file__).resolve().parents[2]

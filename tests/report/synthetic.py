@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dlperf import tables
+from dlperf.measurements import tables
 from dlperf.models import MODELS, Capabilities
 from dlperf.models.artifact import fit_framework
 from dlperf.models.base import TARGET, InsufficientData, PerformanceModel, iterations

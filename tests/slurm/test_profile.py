@@ -9,9 +9,9 @@ import subprocess
 
 import pytest
 
-from dlperf import cluster
 from dlperf import config as cfg
 from dlperf.bench import spec
+from dlperf.pipeline import cluster
 
 pytestmark = [pytest.mark.slow]
 

@@ -9,10 +9,11 @@ import tracemalloc
 
 import pytest
 
-from dlperf import archive, stages
 from dlperf import config as cfg
+from dlperf import stages
 from dlperf.cli import main
 from dlperf.io import atomic_write_json
+from dlperf.study import archive
 from recordmaker import make_record
 
 CONFIG = cfg.validated(
@@ -316,7 +317,7 @@ def _foreign_outputs(results):
 
 
 def test_outputs_the_config_does_not_produce_are_retired_and_left_out(study, tmp_path):
-    from dlperf.study_outputs import Produced, retire
+    from dlperf.study.outputs import Produced, retire
 
     copy = tmp_path / "results"
     shutil.copytree(study, copy)
@@ -364,7 +365,7 @@ def test_verify_refuses_records_that_are_not_the_archived_configs(study, tmp_pat
 
 
 def test_compare_reads_only_the_study_configurations_own_files(study, tmp_path):
-    from dlperf.study_files import load_study
+    from dlperf.study.files import load_study
 
     copy = tmp_path / "results"
     shutil.copytree(study, copy)

@@ -1,4 +1,4 @@
-"""The Slurm resources of a benchmark job (dlperf.cluster), and the sbatch line the
+"""The Slurm resources of a benchmark job (dlperf.pipeline.cluster), and the sbatch line the
 Slurm executor plugin builds from them."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from dlperf import cluster, remeasure
 from dlperf import config as cfg
+from dlperf.pipeline import bench_params as remeasure
+from dlperf.pipeline import cluster
 
 
 def sweep(**overrides):

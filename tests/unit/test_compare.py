@@ -7,11 +7,13 @@ import tarfile
 
 import pytest
 
-from dlperf import compare, compare_model, stages
+from dlperf import stages
 from dlperf.cli import main
+from dlperf.compare import against_model as compare_model
+from dlperf.compare import pair as compare
+from dlperf.measurements.tables import to_points
 from dlperf.models.artifact import fit_framework
-from dlperf.study_files import load_study
-from dlperf.tables import to_points
+from dlperf.study.files import load_study
 from recordmaker import CONFIGS, make_record, study_records, write_study
 
 SLOW = (2, 16)
@@ -75,7 +77,7 @@ def test_runs_outside_the_baseline_models_interval_are_flagged(studies, tmp_path
     a, _ = studies
     timings_csv = tmp_path / "timings.csv"
     stages.aggregate(sorted(a.glob("runs/**/*.json")), timings_csv, None, tmp_path / "f.csv")
-    from dlperf.tables import read_timings
+    from dlperf.measurements.tables import read_timings
 
     points = to_points(read_timings(timings_csv))
     settings = {"lambdas": [0.0], "popsize": 6, "maxiter": 30}
@@ -181,7 +183,7 @@ def main_output(argv) -> str:
 def test_a_history_marks_the_step_and_takes_the_exit_status_from_the_last(studies, tmp_path):
     a, b = studies
     name = "pytorch/mlp cpu n1 p2 b16 d512"
-    from dlperf.compare_history import history
+    from dlperf.compare.trend import history
 
     steps = history([load_study(p) for p in (a, a, b)], compare.Settings())
     table = steps.table("rows").set_index("configuration")
@@ -267,3 +269,40 @@ def test_runs_of_another_precision_are_another_configuration(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "share no configuration" in err and "precision=bf16" in err
     assert main(["compare", str(cand), str(write_study(tmp_path / "c", bf16))]) == 0
+
+
+def test_accumulation_and_precision_are_checked_against_the_model_apart(studies, tmp_path):
+    """A candidate measured with accumulation 1 and 4 is two configurations for the model
+    check too (each predicted at its own accumulation), and a bf16 run is never paired with
+    the baseline's fp32 measurement; before, both were pooled into the accumulation-1 row."""
+    a, _ = studies
+    timings_csv = tmp_path / "timings.csv"
+    stages.aggregate(sorted(a.glob("runs/**/*.json")), timings_csv, None, tmp_path / "f.csv")
+    from dlperf.measurements.tables import read_timings
+
+    settings = {"lambdas": [0.0], "popsize": 6, "maxiter": 30}
+    artifact = fit_framework(
+        to_points(read_timings(timings_csv)), "pytorch", {"generic": settings}, 0
+    )
+    baseline = load_study(a)
+    baseline.artifacts["pytorch"] = artifact
+    cand = tmp_path / "cand"
+    shutil.copytree(a, cand)
+    others = []
+    for key, value, suffix in (("grad_accum_steps", 4, "a4"), ("precision", "bf16", "bf16")):
+        for record in study_records(seed=3, slow_config="all", factor=4.0):
+            record["config"][key] = value
+            c = record["config"]
+            name = f"n1_p{c['procs']}_b{c['batch_size']}_d{c['data_size']}_r{c['rep']}_{suffix}"
+            others.append((cand / "runs" / "pytorch" / "mlp" / f"{name}.json", record))
+    from dlperf.io import atomic_write_json
+
+    for path, record in others:
+        atomic_write_json(path, record)
+    flags, notes = compare_model.check_against_model(baseline, load_study(cand), "generic", 0.99)
+    assert notes == [] and len(flags) == 2 * len(CONFIGS)
+    labels = flags["configuration"].tolist()
+    assert sum("grad_accum_steps=4" in t for t in labels) == len(CONFIGS)
+    assert sum("precision=bf16" in t for t in labels) == len(CONFIGS)
+    # Nothing the baseline measured at accumulation 1 in fp32 stands beside these runs.
+    assert flags["baseline_epoch_s"].isna().all() and not flags["baseline_inside"].any()

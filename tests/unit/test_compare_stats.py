@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from dlperf import compare_stats
+from dlperf.compare import statistics as compare_stats
 
 CONFIGS = 36  # the default study's configurations
 REPS = 3

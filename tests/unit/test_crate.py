@@ -6,8 +6,8 @@ import json
 
 from rocrate.rocrate import ROCrate
 
-from dlperf import crate
 from dlperf.io import dumps_json
+from dlperf.study import crate
 
 SHA_A, SHA_B = "a" * 64, "b" * 64
 PARTS = {"results/timings.csv": (SHA_A, 10), "external/my timings.csv": (SHA_B, 3)}

@@ -8,9 +8,10 @@ import json
 import pandas as pd
 import pytest
 
-from dlperf import stages, tables
+from dlperf import stages
 from dlperf.cli import main
 from dlperf.io import atomic_write_json
+from dlperf.measurements import tables
 from dlperf.report import disturbed
 from recordmaker import make_record
 

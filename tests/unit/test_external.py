@@ -7,8 +7,13 @@ import pandas as pd
 import pytest
 
 from dlperf.errors import InputFileError
-from dlperf.external import DEFAULT_ITERATIONS, ExternalTimingsError, load_points, read_external
-from dlperf.tables import POINT_KEYS
+from dlperf.measurements.external import (
+    DEFAULT_ITERATIONS,
+    ExternalTimingsError,
+    load_points,
+    read_external,
+)
+from dlperf.measurements.tables import POINT_KEYS
 
 
 def write(tmp_path, text: str, name: str = "ext.csv"):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dlperf.failed_jobs import FailedJob, failed_jobs, print_summary
+from dlperf.pipeline.failed_jobs import FailedJob, failed_jobs, print_summary
 
 INPUTS = ", ".join(f"results/runs/pytorch/mlp/n1_p1_b8_d{d}_r0.json" for d in range(400))
 

@@ -2,7 +2,7 @@ import gc
 
 import pytest
 
-from dlperf import gc_tuning
+from dlperf.pipeline import gc_tuning
 
 
 @pytest.fixture

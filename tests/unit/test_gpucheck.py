@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from dlperf.gpucheck import plan
+from dlperf.cli.gpucheck import plan
 
 
 def test_the_gpu_plan_is_imagenet_resnet50_and_bert_base_in_fp32_and_amp():
@@ -28,7 +28,7 @@ def test_the_dry_run_plan_runs_on_the_cpu_with_one_and_two_workers():
 
 def test_the_check_imports_none_of_the_workflows_packages():
     code = (
-        "import sys, dlperf.gpucheck, dlperf.models\n"
+        "import sys, dlperf.cli.gpucheck, dlperf.models\n"
         "print(' '.join(sorted(n for n in ('yaml', 'jsonschema', 'snakemake', 'matplotlib',"
         " 'torch', 'tensorflow', 'mxnet', 'pynvml') if n in sys.modules)))"
     )

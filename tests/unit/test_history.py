@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dlperf import history
 from dlperf.io import atomic_write_json
+from dlperf.study import superseded as history
 
 
 def record_at(results, record_factory, **kwargs):

@@ -1,6 +1,7 @@
 """The layers of src/dlperf (README, "Layout"): no import cycle, counting the imports inside
 functions too, and no import pointing back up (the command line on top, the stages under it, the
-benchmark side apart from the analysis)."""
+benchmark side apart from the analysis); each package loads only the packages below it, and the
+picture of packages stays low."""
 
 from __future__ import annotations
 
@@ -66,9 +67,70 @@ def importers(prefix: str) -> set[str]:
     }
 
 
+def loaded(prefix: str) -> set[str]:
+    """Every dlperf module that the modules of ``prefix`` load, directly or through others."""
+    seen: set[str] = set()
+    todo = [m for m in GRAPH if m == prefix or m.startswith(prefix + ".")]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(GRAPH[module])
+    return seen
+
+
+def reached(prefix: str, others: tuple[str, ...]) -> set[str]:
+    return {m for m in loaded(prefix) if any(m == o or m.startswith(o + ".") for o in others)}
+
+
 def test_the_graph_is_read():
     assert "dlperf.stages" in GRAPH["dlperf.cli.modelling"]
-    assert "dlperf.io" in GRAPH["dlperf.archive"]
+    assert "dlperf.io" in GRAPH["dlperf.study.archive"]
+    assert "dlperf.models.prediction" in loaded("dlperf.compare")
+
+
+def test_compare_loads_no_report_stage_re_run_validation_or_adaptive_sweep():
+    banned = ("dlperf.report", "dlperf.stages", "dlperf.rerun", "dlperf.validate")
+    banned += ("dlperf.adaptive",)
+    assert reached("dlperf.compare", banned) == set()
+
+
+def test_a_study_loads_no_stage_re_run_report_or_comparison():
+    banned = ("dlperf.stages", "dlperf.rerun", "dlperf.report", "dlperf.compare")
+    assert reached("dlperf.study", banned) == set()
+
+
+def test_measurements_load_no_study_model_report_or_comparison():
+    banned = ("dlperf.study", "dlperf.models", "dlperf.report", "dlperf.compare")
+    assert reached("dlperf.measurements", banned) == set()
+
+
+def test_only_the_command_line_runs_the_re_run():
+    assert {m for m in importers("dlperf.rerun") if not m.startswith("dlperf.cli.")} == set()
+
+
+def package_of(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+def test_the_picture_of_packages_has_at_most_ten_floors():
+    """A package (or top-level module) stands one floor above the highest it imports."""
+    below: dict[str, set[str]] = {}
+    for module, edges in GRAPH.items():
+        node = package_of(module)
+        below.setdefault(node, set()).update(
+            package_of(e) for e in edges if package_of(e) not in (node, "dlperf")
+        )
+    floors: dict[str, int] = {}
+    for node in TopologicalSorter(below).static_order():
+        floors[node] = 1 + max((floors[b] for b in below.get(node, ())), default=0)
+    assert max(floors.values()) <= 10, floors
+
+
+def test_only_the_leaves_the_facade_and_the_re_run_sit_at_the_top():
+    top = {p.stem for p in (SRC / "dlperf").glob("*.py")}
+    leaves = {"errors", "io", "limits", "durations", "folds", "layout", "config", "figures"}
+    assert top <= leaves | {"__init__", "__main__", "stages", "rerun"}, top - leaves
 
 
 def test_no_import_cycle():

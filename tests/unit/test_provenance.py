@@ -6,16 +6,16 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
-from dlperf import envs, provenance
 from dlperf.bench.backends import BACKENDS
 from dlperf.bench.spec import RunConfig
+from dlperf.environments import requirements as envs
 from dlperf.io import atomic_write_json
+from dlperf.pipeline import provenance
 
-SRC = Path(provenance.__file__).resolve().parents[1]
+SRC = provenance.PACKAGE.parent
 
 
 def test_digest_ignores_comments_docstrings_and_layout(tmp_path):
@@ -60,13 +60,13 @@ def test_one_frameworks_backend_is_in_its_own_bench_closure_only():
     core = closures["pytorch"] & closures["tensorflow"] & closures["mxnet"]
     assert {"dlperf.bench.harness", "dlperf.bench.runner", "dlperf.io"} <= core
     # the analysis side never enters a benchmark's digest (nor its environment)
-    assert not any(m.startswith(("dlperf.models", "dlperf.tables")) for m in core)
+    assert not any(m.startswith(("dlperf.models", "dlperf.measurements.tables")) for m in core)
 
 
 def test_analysis_stages_cover_what_they_run_and_no_other_stage():
     closure = {s: provenance.import_closure(provenance.stage_entries(s)) for s in ("fit", "report")}
-    # fit, validate and report read timings through dlperf.external (issue 14 item 6)
-    assert "dlperf.external" in closure["fit"] and "dlperf.stages" in closure["fit"]
+    # fit, validate and report read timings through dlperf.measurements.external (issue 14 item 6)
+    assert "dlperf.measurements.external" in closure["fit"] and "dlperf.stages" in closure["fit"]
     assert not any(m.startswith("dlperf.report") for m in closure["fit"])
     assert not any(m.startswith("dlperf.validate") for m in closure["report"])
 
@@ -80,7 +80,7 @@ def test_a_changed_module_changes_exactly_the_digests_of_stages_that_run_it(tmp_
     nets = package / "bench" / "mx_nets.py"
     nets.write_text(nets.read_text() + "\nCHANGED = 1\n")
     script = (
-        "from dlperf import provenance as p\n"
+        "from dlperf.pipeline import provenance as p\n"
         "import json\n"
         "print(json.dumps({s: p.code_digest('bench', s) for s in p.FRAMEWORK_ENTRIES}"
         " | {s: p.code_digest(s) for s in p.STAGE_ENTRIES}))"
@@ -228,7 +228,7 @@ def test_closure_of_a_benchmark_is_what_its_processes_import(framework, tmp_path
 
 
 def test_workflow_code_digests_are_kept_under_the_digest_of_the_sources(tmp_path, monkeypatch):
-    from dlperf import provenance
+    from dlperf.pipeline import provenance
 
     cache = tmp_path / "code-digests.json"
     digests = provenance.workflow_code_digests(["pytorch"], cache)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from dlperf import config as cfg
-from dlperf import remeasure
 from dlperf.io import atomic_write_json
 from dlperf.layout import WORKFLOW, accumulation_from_suffix
+from dlperf.pipeline import bench_params as remeasure
 
 WILDCARDS = SimpleNamespace(
     framework="pytorch",

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from dlperf import site_envs
-from dlperf.site_envs import EnvironmentProblem, describe_site_env, env_kind, env_options
+from dlperf.environments import site as site_envs
+from dlperf.environments.site import EnvironmentProblem, describe_site_env, env_kind, env_options
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dlperf import config as cfg
-from dlperf.sweep_checks import local_machine_problems, visible_gpus
+from dlperf.pipeline.sweep_checks import local_machine_problems, visible_gpus
 
 
 def sweep(**keys):

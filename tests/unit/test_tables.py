@@ -4,9 +4,10 @@ import math
 import numpy as np
 import pytest
 
-from dlperf import stages, tables
+from dlperf import stages
 from dlperf.bench.spec import RunConfig
 from dlperf.io import atomic_write_json
+from dlperf.measurements import tables
 from recordmaker import make_record
 
 

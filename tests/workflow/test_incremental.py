@@ -14,7 +14,7 @@ import pytest
 import yaml
 from snakerun import TINY, planned_jobs, snakemake
 
-from dlperf import history
+from dlperf.study import superseded as history
 
 pytestmark = [pytest.mark.slow, pytest.mark.framework]
 
@@ -170,7 +170,7 @@ def test_comment(finished_run, workflow_bin, repo, tmp_path):
         tmp_path,
         {
             "bench/harness.py": "\n# a comment never re-measures\n",
-            "tables.py": "\n# and none re-aggregates\n",
+            "measurements/tables.py": "\n# and none re-aggregates\n",
         },
     )
     assert plan(workflow_bin, repo, finished_run, env=env) == {}

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from snakerun import planned_jobs, snakemake
 
-from dlperf.tables import TIMING_COLUMNS
+from dlperf.measurements.tables import TIMING_COLUMNS
 
 pytestmark = [pytest.mark.slow, pytest.mark.framework]
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from snakerun import snakemake
 
-from dlperf.envs import build, default_root
+from dlperf.environments.requirements import build, default_root
 
 pytestmark = [pytest.mark.slow, pytest.mark.framework]
 

@@ -1,9 +1,9 @@
 # One job per benchmark configuration: framework x network x nodes x procs x batch x data x repeat.
-# On a cluster each is one scheduler job sized by the configuration (dlperf.cluster): nodes,
+# On a cluster each is one scheduler job sized by the configuration (dlperf.pipeline.cluster): nodes,
 # one task per worker, one GPU per worker on cuda, cluster.cpus_per_proc CPUs per task, memory
 # and time limit growing with the attempt; the partition, account and GPU type come from the
 # profile (profiles/slurm). Locally the resources are ignored and the job gets all cores
-# (dlperf.cluster.rule_resources, BENCH_RESOURCES in common.smk).
+# (dlperf.pipeline.cluster.rule_resources, BENCH_RESOURCES in common.smk).
 
 
 wildcard_constraints:
@@ -40,14 +40,14 @@ rule bench:
         mem_mb=BENCH_RESOURCES["mem_mb"],
         runtime=BENCH_RESOURCES["runtime"],
         launch=BENCH_RESOURCES["launch"],
-    # Only what the run measures (dlperf.remeasure): analysis settings, the seed and paths
+    # Only what the run measures (dlperf.pipeline.bench_params): analysis settings, the seed and paths
     # never re-measure; the environment is an input, compared by its content (the lock).
     params:
         code=lambda wildcards: BENCH_CODE[wildcards.framework],
-        measures=dlperf.remeasure.measured_settings(config),
+        measures=dlperf.pipeline.bench_params.measured_settings(config),
         # Not in the command (resources.launch has the value that applies): re-runs on change.
-        threads=dlperf.cluster.thread_settings(config),
-        timeout=dlperf.remeasure.timeout_param(config),
+        threads=dlperf.pipeline.cluster.thread_settings(config),
+        timeout=dlperf.pipeline.bench_params.timeout_param(config),
         accumulation=lambda wildcards: dlperf.layout.accumulation_from_suffix(
             wildcards.accum
         ),

@@ -6,16 +6,16 @@ import sys
 
 import dlperf.adaptive.rounds
 import dlperf.bench.envinfo
-import dlperf.cluster
+import dlperf.pipeline.cluster
 import dlperf.config
-import dlperf.failed_jobs
-import dlperf.gc_tuning
+import dlperf.pipeline.failed_jobs
+import dlperf.pipeline.gc_tuning
 import dlperf.layout
-import dlperf.provenance
+import dlperf.pipeline.provenance
+import dlperf.pipeline.bench_params
 import dlperf.report.failure_reasons
-import dlperf.remeasure
-import dlperf.study_outputs
-import dlperf.sweep_checks
+import dlperf.study.outputs
+import dlperf.pipeline.sweep_checks
 
 
 report: "../report/workflow.rst"
@@ -26,7 +26,7 @@ envvars:
 
 
 # Snakemake builds tens of objects per job: collect garbage less often while it plans.
-dlperf.gc_tuning.collect_garbage_less_often()
+dlperf.pipeline.gc_tuning.collect_garbage_less_often()
 
 # Every path of the study, relative to its directory (`snakemake --directory <study>`).
 LAYOUT = dlperf.layout.WORKFLOW
@@ -38,22 +38,22 @@ try:
         config, workflow.config_settings.overwrite_config
     )
     config = dlperf.config.validated(config)
-    if config["frameworks"] and dlperf.cluster.is_local_run(workflow):
-        MACHINE_PROBLEMS = dlperf.sweep_checks.local_machine_problems(
+    if config["frameworks"] and dlperf.pipeline.cluster.is_local_run(workflow):
+        MACHINE_PROBLEMS = dlperf.pipeline.sweep_checks.local_machine_problems(
             config,
             dlperf.bench.envinfo.available_cores(),
-            dlperf.sweep_checks.visible_gpus(),
+            dlperf.pipeline.sweep_checks.visible_gpus(),
         )
         if MACHINE_PROBLEMS:
             raise dlperf.config.ConfigError("\n".join(MACHINE_PROBLEMS))
     EXTERNAL = config["external_timings"]
-    EXTERNAL_FRAMEWORKS = dlperf.study_outputs.external_frameworks(config)
+    EXTERNAL_FRAMEWORKS = dlperf.study.outputs.external_frameworks(config)
 except (dlperf.config.ConfigError, ValueError, FileNotFoundError) as error:
     raise WorkflowError(str(error)) from None
 
 try:
-    dlperf.cluster.check(config)
-except dlperf.cluster.ClusterConfigError as error:
+    dlperf.pipeline.cluster.check(config)
+except dlperf.pipeline.cluster.ClusterConfigError as error:
     raise WorkflowError(f"invalid configuration: {error}") from None
 
 RUNS = dlperf.config.run_configs(config)
@@ -65,7 +65,7 @@ BENCH_TABLES = [LAYOUT.timings, LAYOUT.failures] if FRAMEWORKS else []
 ENVS_DIR = os.path.join(workflow.basedir, config["envs_dir"])
 # Per stage, a digest of the library code it runs (its import closure): a rule re-runs when
 # its code changes. The benchmark's is per framework.
-CODE = dlperf.provenance.workflow_code_digests(FRAMEWORKS)
+CODE = dlperf.pipeline.provenance.workflow_code_digests(FRAMEWORKS)
 BENCH_CODE = {framework: CODE[f"bench:{framework}"] for framework in FRAMEWORKS}
 # Every run record names the workflow's commit, wherever the jobs run (their working
 # directory need not be inside the repository).
@@ -79,8 +79,8 @@ os.environ["PATH"] = os.pathsep.join(
     [os.path.dirname(sys.executable), os.environ["PATH"]]
 )
 # Sized per job for a cluster; plain values on a local run, which ignores them
-# (dlperf.cluster.rule_resources).
-BENCH_RESOURCES = dlperf.cluster.rule_resources(
+# (dlperf.pipeline.cluster.rule_resources).
+BENCH_RESOURCES = dlperf.pipeline.cluster.rule_resources(
     config, dlperf.config.run_layouts(config), workflow
 )
 
@@ -130,12 +130,12 @@ RUN_RECORDS = (
 
 onstart:
     # Before any job: outputs of frameworks, networks or runs the config dropped go to history.
-    dlperf.study_outputs.retire_for_workflow(LAYOUT.root, config)
+    dlperf.study.outputs.retire_for_workflow(LAYOUT.root, config)
 
 
 onerror:
     # Last, each failed job's own error line (above it: the job's inputs and command).
-    dlperf.failed_jobs.print_summary(log)
+    dlperf.pipeline.failed_jobs.print_summary(log)
 
 
 onsuccess:

@@ -1,13 +1,13 @@
 # One isolated environment per framework, rebuilt when its requirements file changes; or the
 # site's interpreter or container image (framework_envs), probed before any benchmark.
-# ({params.site} is shell-quoted by dlperf.site_envs.env_options.)
-import dlperf.site_envs
+# ({params.site} is shell-quoted by dlperf.environments.site.env_options.)
+import dlperf.environments.site
 
 
 rule framework_env:
     input:
         # Relative to the working directory when inside it: moving the checkout changes nothing.
-        requirements=dlperf.site_envs.requirements_input(config, ENVS_DIR),
+        requirements=dlperf.environments.site.requirements_input(config, ENVS_DIR),
     output:
         LAYOUT.env("{framework}"),
     log:
@@ -20,7 +20,7 @@ rule framework_env:
         WORKFLOW_ENV
     params:
         root=["--root", config["env_root"]] if config["env_root"] else [],
-        site=dlperf.site_envs.env_options(config),
+        site=dlperf.environments.site.env_options(config),
         requirements=lambda wildcards, input: (
             ["--requirements", input.requirements] if input.requirements else []
         ),

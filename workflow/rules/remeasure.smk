@@ -1,7 +1,7 @@
 # `snakemake remeasure_disturbed`: the runs the timings flag as disturbed (other programs used
 # the CPU during their epoch) are measured again, and only they; their previous records are
 # kept in results/history/. Then `snakemake` (make run) refreshes tables, models and report.
-import dlperf.disturbed_runs
+import dlperf.study.disturbed_runs
 
 
 checkpoint forget_disturbed:
@@ -24,7 +24,7 @@ checkpoint forget_disturbed:
 rule remeasure_disturbed:
     input:
         listing=lambda wildcards: checkpoints.forget_disturbed.get().output[0],
-        records=lambda wildcards: dlperf.disturbed_runs.listed_records(
+        records=lambda wildcards: dlperf.study.disturbed_runs.listed_records(
             checkpoints.forget_disturbed.get().output[0]
         ),
     log:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dlperf import tables
+from dlperf.measurements import tables
 from dlperf.models import InsufficientData, ModelUnavailable, make_model
 from dlperf.models.base import TARGET
 

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from dlperf import tables
 from dlperf.config import run_configs
 from dlperf.io import atomic_write_json
+from dlperf.measurements import tables
 
 from .design import series_keys
 from .loop import CONFIGURATION, AdaptiveSettings, next_round

@@ -2,7 +2,7 @@
 
 One module per group of commands; each command's options are declared beside its handler
 (``add_<command>`` then ``run_<command>``), options several commands share are the parent
-parsers of :mod:`dlperf.arguments`, and a handler only parses and calls :mod:`dlperf.stages`
+parsers of :mod:`dlperf.cli.arguments`, and a handler only parses and calls :mod:`dlperf.stages`
 (or the library function that is the command). This module builds the parser and runs a command.
 """
 
@@ -12,7 +12,6 @@ import argparse
 import sys
 
 from dlperf import __version__
-from dlperf import arguments as arg
 from dlperf.cli import (
     adaptive_sweeps,
     configuring,
@@ -22,6 +21,7 @@ from dlperf.cli import (
     reporting,
     studies,
 )
+from dlperf.cli import arguments as arg
 from dlperf.errors import DlperfError
 
 DESCRIPTION = "The ``dlperf`` command: every workflow stage, runnable outside Snakemake too."

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from dlperf import arguments as arg
+from dlperf.cli import arguments as arg
 from dlperf.cli.output import warn
 
 

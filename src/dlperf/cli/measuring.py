@@ -7,8 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from dlperf import arguments as arg
 from dlperf.bench.spec import FRAMEWORKS, NETWORKS
+from dlperf.cli import arguments as arg
 from dlperf.errors import UsageError
 
 
@@ -28,8 +28,8 @@ def add_env(sub) -> None:
 
 
 def run_env(args: argparse.Namespace) -> int:
-    from dlperf.envs import build_and_describe, default_root
-    from dlperf.site_envs import describe_site_env
+    from dlperf.environments.requirements import build_and_describe, default_root
+    from dlperf.environments.site import describe_site_env
 
     root = Path(args.root) if args.root else default_root()
     if args.python or args.container:
@@ -89,7 +89,7 @@ RUN_OPTIONS = (
 def run_bench(args: argparse.Namespace) -> int:
     from dlperf.bench.runner import run_benchmark
     from dlperf.bench.spec import RunConfig
-    from dlperf.history import keep_previous
+    from dlperf.study.superseded import keep_previous
 
     arg.check_layouts([args.nodes], [args.procs])
     named_alike = {name: vars(args)[name] for name in RUN_OPTIONS}

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dlperf import arguments as arg
 from dlperf import layout
+from dlperf.cli import arguments as arg
 
 
 def _on_timings(sub, command: str, command_help: str, config_help: str):

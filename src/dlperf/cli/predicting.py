@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from dlperf import arguments as arg
+from dlperf.cli import arguments as arg
 from dlperf.cli.output import warn
 from dlperf.errors import UsageError
 
@@ -164,7 +164,7 @@ PLAN_COLUMNS = ["nodes", "procs", "epoch_time_s", "epoch_time_lo_s", "epoch_time
 def run_plan(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from dlperf import plan_output
+    from dlperf.cli import plan_output
     from dlperf.durations import readable
     from dlperf.models.artifact_check import load_artifact
     from dlperf.models.planning import cost_unit, parse_duration, plan

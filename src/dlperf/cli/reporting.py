@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from dlperf import arguments as arg
+from dlperf.cli import arguments as arg
 
 
 def add_report(sub) -> None:

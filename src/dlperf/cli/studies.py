@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from dlperf import arguments as arg
+from dlperf.cli import arguments as arg
 from dlperf.layout import WORKFLOW
 
 
@@ -24,7 +24,7 @@ def add_forget_disturbed(sub) -> None:
 
 
 def run_forget_disturbed(args: argparse.Namespace) -> int:
-    from dlperf.disturbed_runs import forget_disturbed
+    from dlperf.study.disturbed_runs import forget_disturbed
 
     records = forget_disturbed(args.timings, args.results, args.out)
     print(
@@ -51,10 +51,11 @@ def add_archive(sub) -> None:
 
 
 def run_archive(args: argparse.Namespace) -> int:
-    from dlperf import archive
+    from dlperf.study import archive
+    from dlperf.study.files import study_config
 
     given = args.config or args.config_json
-    config = arg.config_of(args) if given else archive.study_config(args.results)
+    config = arg.config_of(args) if given else study_config(args.results)
     manifest = archive.create(args.results, config, args.out)
     files = sum(1 for node in manifest["@graph"] if node.get("@type") == "File")
     print(f"{files} files with SHA-256 checksums -> {args.out}")
@@ -73,9 +74,10 @@ def add_verify_archive(sub) -> None:
 
 
 def run_verify_archive(args: argparse.Namespace) -> int:
-    from dlperf import archive
+    from dlperf import rerun
+    from dlperf.study import archive
 
-    result = archive.verify(args.archive, rerun=args.rerun)
+    result = rerun.verify(args.archive) if args.rerun else archive.verify(args.archive)
     for name in result.reproduced:
         print(f"reproduced: {name}")
     for problem in result.problems:
@@ -136,8 +138,8 @@ def add_compare(sub) -> None:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from dlperf.compare import Settings
-    from dlperf.compare_studies import compare_studies
+    from dlperf.compare.command import compare_studies
+    from dlperf.compare.pair import Settings
     from dlperf.io import atomic_write_text
 
     settings = Settings(

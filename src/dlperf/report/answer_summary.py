@@ -13,11 +13,12 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from dlperf import figures as rendering
 from dlperf.models.answer import ANSWER
 from dlperf.models.answer_explained import answer_warnings
 from dlperf.models.prediction import prediction_table
 
-from . import figure_data, rendering
+from . import figure_data
 from .findings import INTERVAL_LEVEL, Belief
 
 # A model "comes near the measurements" when its k-fold MAPE is within this factor of the noise

@@ -1,11 +1,11 @@
 """The Summary's word on disturbed runs: which were flagged, how many the models left out
-(dlperf.tables.left_out) and how to measure them again."""
+(dlperf.measurements.tables.left_out) and how to measure them again."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from dlperf import tables
+from dlperf.measurements import tables
 
 SHOWN = 6  # runs named; the rest are counted
 REMEASURE = "`dlperf forget-disturbed` then `make run`, or `snakemake remeasure_disturbed`"

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 from markupsafe import Markup
 
-from .rendering import Figure
+from dlperf.figures import Figure
 
 
 @dataclass

@@ -9,8 +9,9 @@ import math
 import numpy as np
 import pandas as pd
 
+from dlperf.figures import Figure, canvas, label, palette, plain_log_ticks, render, styled
+
 from .figure_data import CONFIG_KEYS, breakdown_rows, config_positions, model_offsets, protocols
-from .rendering import Figure, canvas, label, palette, plain_log_ticks, render, styled
 
 CONFIG_AXIS = "configuration (n nodes, p workers, b batch/worker, d samples/epoch)"
 ACCURACY_CAPTION = (

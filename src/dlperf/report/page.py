@@ -11,9 +11,10 @@ from pathlib import Path
 
 import jinja2
 
+from dlperf import figures as rendering
 from dlperf.io import atomic_write_text
 
-from . import rendering, sections
+from . import sections
 from .markup import Section
 from .study import Study
 from .summary import summary

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .curves import Curve
-from .figure_data import measured_spread, model_curve_on, predicted_speedup, prediction_grid
-from .rendering import (
+from dlperf.figures import (
     Figure,
     batch_colours,
     canvas,
@@ -18,6 +16,9 @@ from .rendering import (
     styled,
     whole_workers,
 )
+
+from .curves import Curve
+from .figure_data import measured_spread, model_curve_on, predicted_speedup, prediction_grid
 from .scaling import at_largest_data, measured_speedup
 
 

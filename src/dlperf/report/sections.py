@@ -7,6 +7,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from dlperf.errors import DlperfError
+from dlperf.figures import model_colours
 from dlperf.models.answer import ANSWER
 from dlperf.models.artifact import load_model
 
@@ -14,7 +15,6 @@ from . import table_frames
 from .curves import Curve, model_curve
 from .markup import Section, esc, introduced, nice_number, paragraph, table
 from .model_figures import accuracy_figure, breakdown_figure, residuals_figure
-from .rendering import model_colours
 from .scaling_figures import scaling_figure, speedup_figure
 from .study import Study
 

@@ -9,10 +9,10 @@ from functools import cached_property
 
 import pandas as pd
 
-from dlperf import tables
-from dlperf.history import count_superseded
 from dlperf.io import read_json
+from dlperf.measurements import tables
 from dlperf.models.artifact_check import load_artifact
+from dlperf.study.superseded import count_superseded
 
 PathLike = str | os.PathLike
 
@@ -44,7 +44,7 @@ class Study:
         results_dir: PathLike | None = None,
         adaptive_round_files: Sequence[PathLike] = (),
     ) -> Study:
-        from dlperf.external import columns_of, is_own_timings, load_all_points
+        from dlperf.measurements.external import columns_of, is_own_timings, load_all_points
 
         sources = (
             [timings_csv] if isinstance(timings_csv, (str, os.PathLike)) else list(timings_csv)

@@ -1,5 +1,5 @@
 """The report page's Jinja2 template. A Python module rather than a template file, so the
-workflow's code digest of the report stage (dlperf.provenance) covers it: a changed page
+workflow's code digest of the report stage (dlperf.pipeline.provenance) covers it: a changed page
 re-renders the report."""
 
 PAGE = """\

@@ -9,12 +9,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from dlperf import tables
 from dlperf.bench import resources
 from dlperf.bench.harness import run_training
 from dlperf.bench.ranks import DistInfo
 from dlperf.bench.spec import RunConfig
 from dlperf.io import atomic_write_json
+from dlperf.measurements import tables
 
 
 class BusyBackend:

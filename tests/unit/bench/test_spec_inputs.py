@@ -121,7 +121,7 @@ def test_every_network_has_an_input_kind():
 
 
 def test_points_keep_accumulation_apart_and_count_micro_batches():
-    from dlperf import tables
+    from dlperf.measurements import tables
 
     rows = [
         {

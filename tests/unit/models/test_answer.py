@@ -148,7 +148,7 @@ def test_the_models_see_the_all_reduce_once_per_optimizer_step():
 
 
 def test_external_timings_carry_grad_accum_steps(tmp_path):
-    from dlperf.external import ExternalTimingsError, read_external
+    from dlperf.measurements.external import ExternalTimingsError, read_external
 
     csv = tmp_path / "t.csv"
     csv.write_text(

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dlperf import tables
-from dlperf.external import read_external
+from dlperf.measurements import tables
+from dlperf.measurements.external import read_external
 from dlperf.models import make_model, model_from_dict
 from dlperf.models.artifact import fit_framework
 from dlperf.models.prediction import predict_rows

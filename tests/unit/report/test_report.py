@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dlperf import figures as rendering
 from dlperf import stages
 from dlperf.io import atomic_write_json
-from dlperf.report import rendering, table_frames
+from dlperf.report import table_frames
 from dlperf.report.model_figures import breakdown_figure
 from dlperf.report.page import build_report
 from dlperf.report.scaling_figures import speedup_figure

@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 
 from dlperf import config as cfg
-from dlperf import stages, tables
-from dlperf.external import read_external
+from dlperf import stages
+from dlperf.measurements import tables
+from dlperf.measurements.external import read_external
 from dlperf.report.scaling import implausible, largest_scale, measured_speedup
 from dlperf.report.summary import scaling_line
 

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dlperf import tables
+from dlperf.measurements import tables
 from dlperf.models import MODELS, Capabilities
 from dlperf.models.base import PerformanceModel
 from dlperf.validate.crossval import POINT_COLUMNS, SUMMARY_COLUMNS, cross_validate

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dlperf import tables
 from dlperf.cli import main
+from dlperf.measurements import tables
 from dlperf.validate.crossval import SUMMARY_COLUMNS, cross_validate
 
 CHEAP_GENERIC = {"popsize": 6, "maxiter": 30, "lambdas": [0.0]}

@@ -5,10 +5,11 @@ from __future__ import annotations
 import jinja2
 import pandas as pd
 
-from dlperf.compare import Comparison
-from dlperf.compare_history import History, trend_figure
-from dlperf.compare_stats import MAX_REPETITIONS
-from dlperf.tables import NOISY_FOREIGN_CPU
+from dlperf.compare.pair import Comparison
+from dlperf.compare.statistics import MAX_REPETITIONS
+from dlperf.compare.trend import History
+from dlperf.compare.trend_figure import trend_figure
+from dlperf.measurements.tables import NOISY_FOREIGN_CPU
 
 TABLE_COLUMNS = {
     "configuration": "configuration",

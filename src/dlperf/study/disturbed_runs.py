@@ -1,5 +1,5 @@
 """Measure the disturbed runs again, and only them: their records are kept in the history
-(dlperf.history) and removed, so the workflow measures exactly those configurations again
+(dlperf.study.superseded) and removed, so the workflow measures exactly those configurations again
 (every run record is a target of the workflow; a missing one is measured). The Snakefile loads
 this module: pandas only where a table is read."""
 
@@ -8,14 +8,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dlperf.history import keep_previous
 from dlperf.io import atomic_write_json, read_json
 from dlperf.layout import StudyLayout, accumulation_suffix
+from dlperf.study.superseded import keep_previous
 
 
 def disturbed_records(timings_csv: str | os.PathLike, results: str | os.PathLike) -> list[Path]:
     """The run records (below ``results``) of every run the timings table flags as disturbed."""
-    from dlperf import tables  # pandas: not while the Snakefile loads (listed_records)
+    from dlperf.measurements import tables  # pandas: not while the Snakefile loads (listed_records)
 
     timings = tables.read_timings(timings_csv)
     noisy = tables.with_accumulation(timings[tables.disturbed(timings)])

@@ -1,6 +1,7 @@
 """Framework environments a site provides: an existing interpreter, or a container image.
 
-Besides the pip requirements dlperf builds itself (:mod:`dlperf.envs`), a framework can run
+Besides the pip requirements dlperf builds itself (:mod:`dlperf.environments.requirements`),
+a framework can run
 in an interpreter the site installed (a module's or a conda environment's ``python``), or
 in a container image (an NGC-style image run with Apptainer). Either is probed once, by the
 workflow's environment rule and before any benchmark: the framework and NumPy must import,
@@ -80,7 +81,7 @@ def container_launcher(framework: str, image: str, root: Path, gpus: bool) -> Pa
             f"{framework} is to run in the container {image}, but neither apptainer nor "
             "singularity is on the PATH; load the site's apptainer module"
         )
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # src/dlperf
     argv = [apptainer, "exec", *(["--nv"] if gpus else [])]
     argv += ["--bind", f"{package}:{package}", image, "python3"]
     digest = hashlib.sha256(" ".join(argv).encode()).hexdigest()[:16]
@@ -134,7 +135,7 @@ def env_kind(config: dict, framework: str) -> tuple[str, str | None]:
 def requirements_input(config: dict, envs_dir: str):
     """The environment rule's input: the requirements file for a built environment, nothing
     for a site's interpreter or image (their setting is a param: a change re-probes)."""
-    from dlperf.envs import requirements_input as requirements_path
+    from dlperf.environments.requirements import requirements_input as requirements_path
 
     def requirements(wildcards) -> list[str]:
         if env_kind(config, wildcards.framework)[0] != "requirements":

@@ -10,9 +10,10 @@ import numpy as np
 import pandas as pd
 
 from dlperf.errors import DlperfError
+from dlperf.measurements.configuration import CONFIG_KEYS, key, label
+from dlperf.measurements.tables import POINT_KEYS
 from dlperf.models.prediction import predict_rows
-from dlperf.study_files import StudyFiles
-from dlperf.tables import INPUT_COLUMNS, POINT_KEYS
+from dlperf.study.files import StudyFiles
 
 MODEL_COLUMNS = POINT_KEYS + [
     "configuration",
@@ -25,30 +26,15 @@ MODEL_COLUMNS = POINT_KEYS + [
 ]
 
 
-def label(config) -> str:
-    """A configuration as people name it: 'pytorch/resnet18 cpu n1 p4 b32 d4096', followed by
-    what differs from the default input and training ('precision=bf16 grad_accum_steps=4')."""
-    text = (
-        f"{config['framework']}/{config['network']} {config['device']} n{config['nodes']} "
-        f"p{config['procs']} b{config['batch_size']} d{config['data_size']}"
-    )
-    for key, default in INPUT_COLUMNS.items():
-        value = config.get(key, default)
-        if value == value and value != default:  # NaN (a missing column) is the default
-            text += f" {key}={value}"
-    return text
-
-
 def _epoch_medians(records: list[dict]) -> pd.DataFrame:
+    """The median epoch time of each configuration (the whole key: another precision or
+    accumulation is another configuration, predicted at its own accumulation)."""
     ok = [r for r in records if r["status"] == "ok"]
     frame = pd.DataFrame(
-        [
-            {**{k: r["config"][k] for k in POINT_KEYS}, "epoch_time_s": r["epoch_time_s"]}
-            for r in ok
-        ],
-        columns=POINT_KEYS + ["epoch_time_s"],
+        [[*key(r["config"]), r["epoch_time_s"]] for r in ok],
+        columns=CONFIG_KEYS + ["epoch_time_s"],
     )
-    return frame.groupby(POINT_KEYS, sort=True, as_index=False)["epoch_time_s"].median()
+    return frame.groupby(CONFIG_KEYS, sort=True, as_index=False)["epoch_time_s"].median()
 
 
 def check_against_model(
@@ -58,7 +44,7 @@ def check_against_model(
     what could not be checked (no artifact, no interval, model not fitted)."""
     cand = _epoch_medians(candidate.records)
     base = _epoch_medians(baseline.records).rename(columns={"epoch_time_s": "baseline_epoch_s"})
-    merged = cand.merge(base, on=POINT_KEYS, how="left")
+    merged = cand.merge(base, on=CONFIG_KEYS, how="left")
     flags, notes = [], []
     for (framework, network), group in merged.groupby(["framework", "network"], sort=True):
         artifact = baseline.artifacts.get(framework)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from dlperf.io import atomic_write_json
 
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parents[1]  # src/dlperf
 PACKAGE_NAME = PACKAGE.name
 
 #: Where each analysis stage starts: ``module:function`` runs that function (only the imports

@@ -24,11 +24,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlperf import tables
 from dlperf.bench.runner import run_benchmark
 from dlperf.bench.spec import RunConfig
+from dlperf.environments.site import describe_site_env
 from dlperf.io import atomic_write_text
-from dlperf.site_envs import describe_site_env
+from dlperf.measurements import tables
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from dlperf.errors import InputFileError
-from dlperf.layout import CONFIG, MODELS, RESULTS, RUNS, WORKFLOW
-from dlperf.tables import RecordError, read_record, record_problem
+from dlperf.io import read_json
+from dlperf.layout import CONFIG, MODELS, RESULTS, RUNS, WORKFLOW, StudyLayout
+from dlperf.measurements.tables import RecordError, read_record, record_problem
 
 
 @dataclass
@@ -41,12 +42,32 @@ def _results_dir(path: Path) -> Path:
 def _own_files(results: Path):
     """Whether a file (relative to ``results``) is the study's own: one its configuration
     (``config.json``, written by the workflow) produces; every file when it has none."""
-    from dlperf.archive import study_config
-    from dlperf.study_outputs import Produced
+    from dlperf.study.outputs import Produced
 
     if not (results / CONFIG).is_file():
         return lambda relative: True
     return Produced.of(study_config(results)).holds
+
+
+def study_config(results: str | os.PathLike) -> dict:
+    """The configuration the study below ``results`` ran with: ``results/config.json``, which
+    the workflow writes (rule ``study_config``)."""
+    from dlperf import config as cfg
+
+    path = Path(StudyLayout(os.fspath(results)).config)
+    if not path.is_file():
+        raise InputFileError(
+            f"{path} does not exist, so the configuration the study ran with is unknown. "
+            f"Write it with the same options as the study: `snakemake {WORKFLOW.config} "
+            "--configfile <the study's config>` (a finished `make run` has it), or pass the "
+            "study's config file with --config"
+        )
+    try:
+        return cfg.validated(read_json(path))
+    except json.JSONDecodeError as exc:
+        raise InputFileError(
+            f"{path} is not valid JSON ({exc}); write it again with `snakemake {WORKFLOW.config}`"
+        ) from None
 
 
 def _from_directory(path: Path) -> StudyFiles:

@@ -22,7 +22,6 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from dlperf import tables
 from dlperf.errors import DlperfError, InputFileError, UsageError
 from dlperf.limits import (
     MAX_BATCH,
@@ -34,6 +33,7 @@ from dlperf.limits import (
     MAX_SECONDS,
     MIN_SECONDS,
 )
+from dlperf.measurements import tables
 
 REQUIRED = ["framework", "procs", "batch_size"]
 SAFE_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
@@ -56,7 +56,8 @@ LIMITS = {
     "samples_per_s": (1 / MAX_SECONDS, MAX_RATE),
     "param_count": (1, MAX_PARAMS),
     "flops_per_sample": (1, MAX_FLOPS),
-    # How workers share a node (dlperf.tables.LAYOUT_COLUMNS): threads, cores, MXNet servers.
+    # How workers share a node (dlperf.measurements.tables.LAYOUT_COLUMNS): threads, cores,
+    # MXNet servers.
     "threads_per_worker": (1, MAX_COUNT),
     "cores_per_node": (1, MAX_COUNT),
     "ps_servers": (1, MAX_COUNT),

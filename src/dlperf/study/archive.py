@@ -5,8 +5,9 @@ every file with its SHA-256 and size, plus the provenance a colleague needs to
 reproduce the study (workflow commit, dlperf version, the exact packages of every
 framework environment). ``config.json`` is the configuration the study ran with (the
 workflow writes it as ``results/config.json``). ``verify`` checks that every member a
-study must have is there and matches its checksum and, optionally, re-runs fit, validate
-and report from the archived timings and compares the results byte for byte.
+study must have is there and matches its checksum; the re-run of fit, validate and report
+from the archived timings, compared byte for byte, is :mod:`dlperf.rerun`'s (it calls the
+stages, which this module never loads).
 
 Members are streamed in chunks, both ways: a run record of gigabytes never sits in memory.
 """
@@ -19,20 +20,18 @@ import io
 import json
 import os
 import tarfile
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from dlperf import crate
-from dlperf import rerun as rerun_study
 from dlperf.errors import DlperfError
 from dlperf.io import atomic_path, dumps_json, read_json
 from dlperf.layout import ARCHIVE_CONFIG as CONFIG
 from dlperf.layout import ARCHIVE_MANIFEST as MANIFEST
-from dlperf.layout import RELATIVE, WORKFLOW, StudyLayout, external_member
-from dlperf.study_outputs import Produced, not_the_configs
+from dlperf.layout import RELATIVE, WORKFLOW, external_member
+from dlperf.study import crate
+from dlperf.study.outputs import Produced, not_the_configs
 
 CHUNK = 1 << 18  # tarfile copies a read a few times over: a small chunk keeps that small
 # The manifest and config.json are read whole; ours are kilobytes, a larger one is not ours.
@@ -52,27 +51,6 @@ def collect(results: Path) -> list[Path]:
             if path.is_file() and not any(part.startswith(".") for part in relative.parts):
                 found.add(path)
     return sorted(found)
-
-
-def study_config(results: str | os.PathLike) -> dict:
-    """The configuration the study below ``results`` ran with: ``results/config.json``, which
-    the workflow writes (rule ``study_config``)."""
-    from dlperf import config as cfg
-
-    path = Path(StudyLayout(os.fspath(results)).config)
-    if not path.is_file():
-        raise ArchiveError(
-            f"{path} does not exist, so the configuration the study ran with is unknown. "
-            f"Write it with the same options as the study: `snakemake {WORKFLOW.config} "
-            "--configfile <the study's config>` (a finished `make run` has it), or pass the "
-            "study's config file with --config"
-        )
-    try:
-        return cfg.validated(read_json(path))
-    except json.JSONDecodeError as exc:
-        raise ArchiveError(
-            f"{path} is not valid JSON ({exc}); write it again with `snakemake {WORKFLOW.config}`"
-        ) from None
 
 
 def required_members(config: dict, names: Iterable[str]) -> list[str]:
@@ -266,51 +244,53 @@ def _archived_config(data: bytes | None) -> tuple[dict | None, list[str]]:
     return config, []
 
 
-def verify(path: str | os.PathLike, rerun: bool = False) -> Verification:
-    """Check that every member a study must have is there and matches the manifest; with
-    ``rerun``, re-run fit/validate/report and compare."""
-    path = Path(path)
-    with tempfile.TemporaryDirectory(prefix="dlperf-verify-") as tmp:
-        root = Path(tmp)
-        found = _scan(path, root if rerun else None, rerun_study.needed)
-        if found.manifest is None:
-            raise ArchiveError(f"{path} has no {MANIFEST}: it was not written by `dlperf archive`")
-        parts, problems = crate.parts(found.manifest)
-        result = Verification(files=len(parts), problems=found.problems + problems)
-        for name, node in sorted(parts.items()):
-            if name not in found.digests:
-                result.problems.append(f"{name}: listed in the manifest but missing")
-            elif found.digests[name] != (node["sha256"], node["contentSize"]):
-                result.problems.append(f"{name}: checksum mismatch (the file was changed)")
-        for name in sorted(set(found.digests) - set(parts) - {MANIFEST}):
-            result.problems.append(f"{name}: in the archive but not in the manifest")
-        # A member the manifest lists is reported above when absent; here, the ones that are
-        # in neither: an archive can be consistent and still not hold a whole study.
-        listed = set(parts) | set(found.digests)
-        if found.config is None and CONFIG not in listed:
-            result.problems.append(f"{CONFIG}: missing (the configuration the study ran with)")
-        config, problems = _archived_config(found.config)
-        result.problems += problems
-        if config is not None:
-            result.problems += [
-                f"{name}: missing (every study has it)" for name in required_members(config, listed)
-            ]
-            result.problems += not_the_configs(config, listed)
-        if rerun and result.ok:
-            _rerun_and_compare(root, config, parts, result)
-    return result
+def verify(path: str | os.PathLike) -> Verification:
+    """Check that every member a study must have is there and matches the manifest."""
+    return check(Path(path)).verification
 
 
-def _rerun_and_compare(
-    root: Path, config: dict, parts: dict[str, dict], result: Verification
-) -> None:
-    """Fit, validate and render the report again from the members extracted below ``root``
-    (dlperf.rerun); each result must have the checksum the manifest gives the archived one."""
-    compared = rerun_study.rerun(root, config, report=WORKFLOW.report in parts)
-    for name, fresh_path in sorted(compared.items()):
-        if name not in parts:
-            result.problems.append(f"{name}: not in the archive, cannot compare")
-        elif _hash_file(fresh_path) != (parts[name]["sha256"], parts[name]["contentSize"]):
-            result.problems.append(f"{name}: re-running gives different bytes")
-        else:
-            result.reproduced.append(name)
+@dataclass
+class Checked:
+    """What :func:`check` found: the verification, the manifest's parts (member -> its node)
+    and the archived configuration (None when absent or unreadable)."""
+
+    verification: Verification
+    parts: dict[str, dict]
+    config: dict | None
+
+
+def check(
+    path: Path, extract_to: Path | None = None, wanted: Callable[[str], bool] = lambda name: False
+) -> Checked:
+    """Check ``path`` as :func:`verify` does, copying the ``wanted`` members below
+    ``extract_to`` (when given) on the way: the re-run (dlperf.rerun) reads them there."""
+    found = _scan(path, extract_to, wanted)
+    if found.manifest is None:
+        raise ArchiveError(f"{path} has no {MANIFEST}: it was not written by `dlperf archive`")
+    parts, problems = crate.parts(found.manifest)
+    result = Verification(files=len(parts), problems=found.problems + problems)
+    for name, node in sorted(parts.items()):
+        if name not in found.digests:
+            result.problems.append(f"{name}: listed in the manifest but missing")
+        elif found.digests[name] != (node["sha256"], node["contentSize"]):
+            result.problems.append(f"{name}: checksum mismatch (the file was changed)")
+    for name in sorted(set(found.digests) - set(parts) - {MANIFEST}):
+        result.problems.append(f"{name}: in the archive but not in the manifest")
+    # A member the manifest lists is reported above when absent; here, the ones that are
+    # in neither: an archive can be consistent and still not hold a whole study.
+    listed = set(parts) | set(found.digests)
+    if found.config is None and CONFIG not in listed:
+        result.problems.append(f"{CONFIG}: missing (the configuration the study ran with)")
+    config, problems = _archived_config(found.config)
+    result.problems += problems
+    if config is not None:
+        result.problems += [
+            f"{name}: missing (every study has it)" for name in required_members(config, listed)
+        ]
+        result.problems += not_the_configs(config, listed)
+    return Checked(result, parts, config)
+
+
+def same_bytes(path: Path, node: dict) -> bool:
+    """Whether the file at ``path`` has the checksum and size the manifest's ``node`` gives."""
+    return _hash_file(path) == (node["sha256"], node["contentSize"])

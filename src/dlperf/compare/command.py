@@ -1,5 +1,5 @@
 """`dlperf compare` on two or more studies: a baseline and a candidate, or a history of steps.
-Its own module, not a stage: it reads studies (dlperf.study_files, which opens archives), and the
+Its own module, not a stage: it reads studies (dlperf.study.files, which opens archives), and the
 re-run behind an archive's check calls the stages."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from dlperf.compare import compare
-from dlperf.compare_history import history
-from dlperf.compare_render import render, render_history
+from dlperf.compare.pair import compare
+from dlperf.compare.rendering import render, render_history
+from dlperf.compare.trend import history
 from dlperf.errors import UsageError
-from dlperf.study_files import load_study
+from dlperf.study.files import load_study
 
 
 def compare_studies(

@@ -17,7 +17,7 @@ from pathlib import Path
 from dlperf.durations import parse_duration
 from dlperf.limits import MAX_BATCH, MAX_COUNT, MAX_SAMPLES
 
-# Largest value the command line (dlperf.arguments) accepts for each sweep key.
+# Largest value the command line (dlperf.cli.arguments) accepts for each sweep key.
 SWEEP_LIMITS = {
     "nodes": (MAX_COUNT, "node counts"),
     "procs": (MAX_COUNT, "worker counts"),

@@ -4,7 +4,7 @@ framework, on the repetitions.
 For each configuration both studies measured (framework, network, device, nodes, workers,
 batch, data size), each repetition (a fresh process: the independent unit) is summarised by the
 log of its median iteration time, and the two studies' repetitions are compared by a moderated
-t-test (``dlperf.compare_stats``): the ratio (candidate / baseline, of the geometric means of
+t-test (``dlperf.compare.statistics``): the ratio (candidate / baseline, of the geometric means of
 the repetitions' medians) with its interval and a p-value, corrected for the number of
 configurations compared (Benjamini-Hochberg, scipy.stats.false_discovery_control).
 Repetitions during which other programs used much of the host's CPU (the run record's
@@ -21,7 +21,7 @@ the same way (``groups``): a small slowdown of everything shows there. A regress
 kind is exit status 1 of `dlperf compare`.
 
 The candidate's runs are also checked against the baseline's fitted model
-(``dlperf.compare_model``).
+(``dlperf.compare.against_model``).
 """
 
 from __future__ import annotations
@@ -33,15 +33,16 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from dlperf import compare_stats
-from dlperf.compare_model import MODEL_COLUMNS, check_against_model, label
+from dlperf.compare import statistics as compare_stats
+from dlperf.compare.against_model import MODEL_COLUMNS, check_against_model
 from dlperf.errors import NotComparable
-from dlperf.study_files import StudyFiles
-from dlperf.tables import INPUT_COLUMNS, NOISY_FOREIGN_CPU, POINT_KEYS
+from dlperf.measurements.configuration import CONFIG_KEYS, as_dict, label
+from dlperf.measurements.configuration import key as configuration_key
+from dlperf.measurements.tables import NOISY_FOREIGN_CPU
+from dlperf.study.files import StudyFiles
 
 # A configuration is also what one sample is and how it is trained (image size, sequence
 # length, precision, accumulation): an fp32 run is not the baseline of a bf16 one.
-CONFIG_KEYS = POINT_KEYS + list(INPUT_COLUMNS)
 
 COLUMNS = CONFIG_KEYS + [
     "configuration",
@@ -85,7 +86,7 @@ ALL_NETWORKS = ""  # the network of a framework's overall group
 @dataclass
 class Settings:
     """What `dlperf compare` tests with; its command line checks each value (the types
-    FRACTION, RATE and POWER of dlperf.arguments)."""
+    FRACTION, RATE and POWER of dlperf.cli.arguments)."""
 
     threshold: float = 0.05  # a slowdown beyond this fraction is a regression
     alpha: float = 0.05  # false discovery rate over the configurations (and groups) compared
@@ -147,13 +148,6 @@ class Comparison:
         )
 
 
-def _key(record: dict) -> tuple:
-    config = record["config"]
-    return tuple(config[k] for k in POINT_KEYS) + tuple(
-        config.get(k, default) for k, default in INPUT_COLUMNS.items()
-    )
-
-
 def is_disturbed(record: dict) -> bool:
     """Other programs used much of the host's CPU during the run's epoch."""
     share = (record.get("noise") or {}).get("foreign_cpu_fraction")
@@ -179,7 +173,7 @@ def repetitions_by_configuration(records: list[dict]) -> dict[tuple, Repetitions
     grouped: dict[tuple, Repetitions] = {}
     for record in records:
         if record["status"] == "ok":
-            reps = grouped.setdefault(_key(record), Repetitions())
+            reps = grouped.setdefault(configuration_key(record["config"]), Repetitions())
             reps.times.append(np.asarray(record["iter_times_s"], float))
             reps.disturbed.append(is_disturbed(record))
     return grouped
@@ -292,7 +286,7 @@ def _groups(rows: pd.DataFrame, tests: list, settings: Settings) -> pd.DataFrame
 def _not_tested(key: tuple, base: Repetitions, cand: Repetitions) -> str:
     empty = "baseline" if not base.tested(False) else "candidate"
     return (
-        f"{label(dict(zip(CONFIG_KEYS, key, strict=True)))}: every run of the {empty} was "
+        f"{label(as_dict(key))}: every run of the {empty} was "
         "disturbed by other programs (measure it again on a quiet machine, or compare with "
         "--keep-disturbed)"
     )
@@ -310,7 +304,7 @@ def compare_configurations(
         if not b or not c:
             not_tested.append(_not_tested(key, base[key], cand[key]))
             continue
-        config = dict(zip(CONFIG_KEYS, key, strict=True))
+        config = as_dict(key)
         disturbed = sum(base[key].disturbed) + sum(cand[key].disturbed)
         described.append(
             {
@@ -349,8 +343,8 @@ def compare(baseline: StudyFiles, candidate: StudyFiles, settings: Settings) -> 
         # A gate must not pass what it could not judge.
         raise NotComparable(
             f"{baseline.source} and {candidate.source} share no configuration (e.g. "
-            f"{label(dict(zip(CONFIG_KEYS, min(base), strict=True)))} against "
-            f"{label(dict(zip(CONFIG_KEYS, min(cand), strict=True)))}); compare studies of the "
+            f"{label(as_dict(min(base)))} against "
+            f"{label(as_dict(min(cand)))}); compare studies of the "
             "same sweep"
         )
     flags, notes = check_against_model(baseline, candidate, settings.model, settings.level)
@@ -360,12 +354,8 @@ def compare(baseline: StudyFiles, candidate: StudyFiles, settings: Settings) -> 
         settings=settings,
         rows=rows,
         groups=groups,
-        only_baseline=[
-            label(dict(zip(CONFIG_KEYS, k, strict=True))) for k in sorted(set(base) - set(cand))
-        ],
-        only_candidate=[
-            label(dict(zip(CONFIG_KEYS, k, strict=True))) for k in sorted(set(cand) - set(base))
-        ],
+        only_baseline=[label(as_dict(k)) for k in sorted(set(base) - set(cand))],
+        only_candidate=[label(as_dict(k)) for k in sorted(set(cand) - set(base))],
         not_tested=not_tested,
         prior_df=prior_df,
         model_flags=flags,

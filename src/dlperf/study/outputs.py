@@ -76,7 +76,7 @@ def external_frameworks(config: Mapping) -> list[str]:
     imported only here, when there is a CSV to read: the Snakefile calls this as it loads."""
     if not config.get("external_timings"):
         return []
-    from dlperf.external import frameworks_in
+    from dlperf.measurements.external import frameworks_in
 
     return frameworks_in(config["external_timings"])
 

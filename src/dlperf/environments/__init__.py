@@ -1,0 +1,1 @@
+"""Framework environments: the requirements dlperf builds, and the ones a site provides."""
