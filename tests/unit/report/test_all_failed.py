@@ -5,7 +5,7 @@ import io
 
 import pandas as pd
 
-from dlperf import tables
+from dlperf.measurements import tables
 from dlperf.report import failure_reasons
 from dlperf.report.page import build_report
 from dlperf.report.study import Study
