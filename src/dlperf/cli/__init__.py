@@ -54,6 +54,9 @@ COMMANDS = (
 #: KeyError or FileNotFoundError included, is a bug and shows its traceback.
 USER_ERRORS = (DlperfError,)
 
+#: The exit status of a command stopped by Ctrl-C (128 + SIGINT), as a shell reports it.
+INTERRUPTED = 130
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = arg.Parser(prog="dlperf", description=DESCRIPTION)
@@ -72,3 +75,9 @@ def main(argv: list[str] | None = None) -> int:
         # One line, whatever the message or a value quoted in it holds.
         print(f"dlperf {args.command}: error: {arg.one_line(exc)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        # Every output is written atomically: an interrupted command leaves none half-written.
+        print(
+            f"dlperf {args.command}: interrupted; no output was left half-written", file=sys.stderr
+        )
+        return INTERRUPTED

@@ -15,7 +15,7 @@ def add_write_config(sub) -> None:
         "results/config.json, which `dlperf archive` archives",
         parents=[arg.config_options("a workflow config file")],
     )
-    p.add_argument("--out", required=True, help="JSON file to write")
+    p.add_argument("--out", required=True, type=arg.OUT_FILE, help="JSON file to write")
     p.set_defaults(func=run_write_config)
 
 

@@ -23,7 +23,7 @@ def add_env(sub) -> None:
     p.add_argument(
         "--root", help="where environments live (default: $DLPERF_ENV_ROOT or ~/.cache/dlperf/envs)"
     )
-    p.add_argument("--out", required=True, help="environment description (JSON)")
+    p.add_argument("--out", required=True, type=arg.OUT_FILE, help="environment description (JSON)")
     p.set_defaults(func=run_env)
 
 
@@ -75,7 +75,7 @@ def add_bench(sub) -> None:
     )
     p.add_argument("--launcher", default="auto", choices=["auto", "local", "srun"])
     arg.add_input_arguments(p)
-    p.add_argument("--out", required=True, help="run record (JSON)")
+    p.add_argument("--out", required=True, type=arg.OUT_FILE, help="run record (JSON)")
     p.set_defaults(func=run_bench)
 
 
@@ -87,11 +87,12 @@ RUN_OPTIONS = (
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    from dlperf.bench.runner import run_benchmark
+    from dlperf.bench.runner import environment_description, run_benchmark
     from dlperf.bench.spec import RunConfig
     from dlperf.study.superseded import keep_previous
 
     arg.check_layouts([args.nodes], [args.procs])
+    environment_description(args.env)  # refused before a record is written: not a failed run
     named_alike = {name: vars(args)[name] for name in RUN_OPTIONS}
     config = RunConfig(
         **named_alike, timeout_s=args.timeout, grad_accum_steps=args.accumulation_steps

@@ -25,7 +25,7 @@ def add_fit(sub) -> None:
         type=arg.NON_NEGATIVE,
         help="bootstrap refits per model for its prediction interval (default 20; 0: none)",
     )
-    p.add_argument("--out", required=True, help="model artifact (JSON)")
+    p.add_argument("--out", required=True, type=arg.OUT_FILE, help="model artifact (JSON)")
     p.set_defaults(func=run_fit)
 
 
@@ -79,7 +79,10 @@ def add_validate(sub) -> None:
         "--train-max-batch", type=arg.BATCH, help="for extrapolation_batch: train on batch <= N"
     )
     p.add_argument(
-        "--out", required=True, help="output directory: <framework>.csv, <framework>.summary.csv"
+        "--out",
+        required=True,
+        type=arg.OUT_DIR,
+        help="output directory: <framework>.csv, <framework>.summary.csv",
     )
     p.add_argument(
         "--no-summary",
@@ -126,7 +129,7 @@ def run_validate(args: argparse.Namespace) -> int:
 def add_combine(sub) -> None:
     p = sub.add_parser("combine", help="concatenate per-framework tables of the same columns")
     p.add_argument("tables", nargs="+", help="CSV files, e.g. results/validation/*.summary.csv")
-    p.add_argument("--out", required=True, help="combined CSV")
+    p.add_argument("--out", required=True, type=arg.OUT_FILE, help="combined CSV")
     p.set_defaults(func=run_combine)
 
 

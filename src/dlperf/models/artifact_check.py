@@ -114,6 +114,19 @@ def _check_generic_terms(entry: dict, path: str) -> None:
             )
 
 
+def _check_loads(name: str, entry: dict, path: str) -> None:
+    """A fitted entry the model can be made from: every field its ``from_dict`` reads is
+    there (a deleted ``terms`` is named, not a KeyError at predict time)."""
+    if entry.get("status", "ok") != "ok":
+        return
+    try:
+        MODELS[name].from_dict(entry)
+    except KeyError as exc:
+        raise ArtifactError(
+            f"{path}.{exc.args[0]} is missing; fit the models again with `dlperf fit`"
+        ) from None
+
+
 def check_artifact(artifact: object, source: str) -> dict:
     """The artifact itself when it is one this dlperf can trust; otherwise an ArtifactError
     naming the field, e.g. ``networks.lenet.models.generic.terms[2].value is NaN``."""
@@ -135,6 +148,7 @@ def check_artifact(artifact: object, source: str) -> dict:
                 raise ArtifactError(f"{path}.models is missing or not a JSON object")
             for name, entry in models.items():
                 _check_model_entry(name, entry, f"{path}.models.{name}")
+                _check_loads(name, entry, f"{path}.models.{name}")
     except ArtifactError as exc:
         raise ArtifactError(f"{source}: {exc}") from None
     return artifact
