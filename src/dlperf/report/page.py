@@ -13,6 +13,7 @@ import jinja2
 
 from dlperf import figures as rendering
 from dlperf.io import atomic_write_text
+from dlperf.measurements import tables
 
 from . import sections
 from .markup import Section
@@ -57,6 +58,7 @@ def render_page(study: Study, parts: list[Section], link_dir: str) -> str:
             nav=[s for s in parts if s.level <= 3],
             link_dir=link_dir,
             n_runs=len(study.timings),
+            n_disturbed=int(tables.disturbed(study.timings).sum()),
             n_failed=len(study.failures),
             n_points=len(study.points),
             n_frameworks=len(study.artifacts),

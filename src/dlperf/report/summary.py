@@ -114,6 +114,12 @@ def resources_line(found: findings.Resources | None) -> str:
     return "; ".join(parts) + "." if parts else ""
 
 
+def _headline(scales: list[findings.Scaling], timings: pd.DataFrame) -> str:
+    """The measured speed-up, marked first where its runs cannot carry it."""
+    caveat = scaling.headline_caveat(scales[0], timings) if scales else ""
+    return caveat + scaling_line(scales)
+
+
 def _layout(row: dict) -> str:
     procs, nodes = int(row["procs"]), int(row["nodes"])
     return f"{procs} worker{'s' if procs > 1 else ''} on {nodes} node{'s' if nodes > 1 else ''}"
@@ -167,7 +173,7 @@ def network_summary(study: Study, framework: str, network: str) -> Section:
     if found is not None:
         warnings += found.warnings
     lines = [
-        ("Scaling", scaling_line(scales)),
+        ("Scaling", _headline(scales, study.timings_of(framework, network))),
         ("Answer", answer_line(found, belief, error)),
         ("Where the time goes", _where_time_goes(models.get("generic", {}), at)),
         ("Plan", plan_line(answer) if planner else "no fitted model to plan with."),

@@ -1,0 +1,46 @@
+"""The Summary's headline and the page's header say when the data cannot carry them: runs
+mostly disturbed, an efficiency above 100 %."""
+
+import pandas as pd
+
+from dlperf.measurements import tables
+from dlperf.report.page import render_page
+from dlperf.report.scaling import Scaling, headline_caveat
+from dlperf.report.study import Study
+
+SUPERLINEAR = Scaling(8, 1, 32, 1024, speedup=16.39, efficiency=8.19 / 4)
+PLAIN = Scaling(8, 1, 32, 1024, speedup=6.0, efficiency=0.75)
+
+
+def _timings(n: int, disturbed: int) -> pd.DataFrame:
+    share = [0.9] * disturbed + [0.0] * (n - disturbed)
+    return pd.DataFrame({"foreign_cpu_fraction": share})
+
+
+def test_a_headline_on_mostly_disturbed_implausible_runs_is_marked():
+    said = headline_caveat(SUPERLINEAR, _timings(108, 99))
+    assert said.startswith("NOT TO BE QUOTED (99 of the 108 runs of this network were disturbed")
+    assert "an efficiency of 205 %" in said.replace("205%", "205 %")
+
+
+def test_a_headline_on_clean_plausible_runs_is_not_marked():
+    assert headline_caveat(PLAIN, _timings(10, 2)) == ""
+    assert headline_caveat(PLAIN, _timings(10, 6)).startswith("NOT TO BE QUOTED (6 of the 10")
+
+
+def test_the_header_counts_the_disturbed_runs():
+    timings = pd.DataFrame({"foreign_cpu_fraction": [0.9, 0.9, 0.0]}).reindex(
+        columns=tables.TIMING_COLUMNS
+    )
+    timings["foreign_cpu_fraction"] = [0.9, 0.9, 0.0]
+    study = Study(
+        timings=timings,
+        failures=pd.DataFrame(columns=tables.FAILURE_COLUMNS),
+        points=pd.DataFrame(),
+        artifacts={},
+        summary=pd.DataFrame(),
+        predictions=pd.DataFrame(),
+        config={},
+    )
+    page = " ".join(render_page(study, [], "figures").split())
+    assert "3 successful runs (2 of them disturbed by other programs, see Warnings) and" in page
