@@ -73,9 +73,11 @@ def target_row(points: pd.DataFrame, reference: pd.Series, plan_row: dict | None
     }
 
 
-def answer_line(found: AnswerAt | None, belief: Belief | None, error: str = "") -> str:
+def answer_line(found: AnswerAt | None, belief: Belief | None, error: str = "") -> tuple[str, str]:
+    """The answer in one plain sentence, and the statistics behind it (the models and their
+    weights, why these, the best validated model against the noise) to fold beneath."""
     if found is None:
-        return f"no answer: {error}" if error else "no answer: no model could be fitted."
+        return (f"no answer: {error}" if error else "no answer: no model could be fitted."), ""
     row = found.row
     where = (
         "inside the measured range"
@@ -84,13 +86,13 @@ def answer_line(found: AnswerAt | None, belief: Belief | None, error: str = "") 
     )
     workers = f"{row['procs']} worker{'s' if row['procs'] > 1 else ''}"
     nodes = f"{row['nodes']} node{'s' if row['nodes'] > 1 else ''}"
-    text = (
+    plain = (
         f"at {workers} on {nodes} (b={row['batch_size']}, "
         f"d={row['data_size']}; {where}) an epoch takes {found.predicted_s:.3g} s, "
-        f"{INTERVAL_LEVEL:.0%} interval {found.lo_s:.3g}–{found.hi_s:.3g} s; from "
-        f"{found.models}. Why these: {found.why}."
+        f"{INTERVAL_LEVEL:.0%} interval {found.lo_s:.3g}–{found.hi_s:.3g} s."
     )
-    return text + " " + noise_check(belief)
+    detail = f"From {found.models}. Why these: {found.why}. " + noise_check(belief)
+    return plain, detail
 
 
 def noise_check(belief: Belief | None) -> str:

@@ -125,18 +125,27 @@ def _layout(row: dict) -> str:
     return f"{procs} worker{'s' if procs > 1 else ''} on {nodes} node{'s' if nodes > 1 else ''}"
 
 
-def _facts(items: list[tuple[str, str]]) -> Markup:
-    rows = "".join(f"<li><b>{esc(k)}:</b> {esc(v)}</li>" for k, v in items if v)
-    return Markup(f'<ul class="facts">{rows}</ul>')
+def _facts(items: list[tuple[str, str, str]]) -> Markup:
+    """One plain sentence per item; its statistics, where there are any, folded beneath."""
+    rows = []
+    for key, plain, detail in items:
+        if not plain:
+            continue
+        more = f"<details><summary>how</summary>{esc(detail)}</details>" if detail else ""
+        rows.append(f"<li><b>{esc(key)}:</b> {esc(plain)}{more}</li>")
+    return Markup(f'<ul class="facts">{"".join(rows)}</ul>')
 
 
-def _where_time_goes(generic: dict, at: pd.Series) -> str:
+def _where_time_goes(generic: dict, at: pd.Series) -> tuple[str, str]:
+    """Where an iteration's time goes in a sentence; the fitted expression beneath."""
     if generic.get("status") != "ok":
-        return "no generic model was fitted, so there is no breakdown."
+        return "no generic model was fitted, so there is no breakdown.", ""
     breakdown = findings.dominant_term(
         generic, int(at["procs"]), int(at["batch_size"]), int(at["data_size"])
     )
-    return " ".join([findings.expression_in_words(generic) + ".", breakdown_line(breakdown)])
+    expression = findings.expression_in_words(generic) + "."
+    plain = breakdown_line(breakdown)
+    return (plain, expression) if plain else (expression, "")
 
 
 def _warnings_block(framework: str, network: str, warnings: list[str]) -> Markup:
@@ -173,11 +182,15 @@ def network_summary(study: Study, framework: str, network: str) -> Section:
     if found is not None:
         warnings += found.warnings
     lines = [
-        ("Scaling", _headline(scales, study.timings_of(framework, network))),
-        ("Answer", answer_line(found, belief, error)),
-        ("Where the time goes", _where_time_goes(models.get("generic", {}), at)),
-        ("Plan", plan_line(answer) if planner else "no fitted model to plan with."),
-        ("Resources", resources_line(findings.resources(study.timings_of(framework, network)))),
+        ("Scaling", _headline(scales, study.timings_of(framework, network)), ""),
+        ("Answer", *answer_line(found, belief, error)),
+        ("Where the time goes", *_where_time_goes(models.get("generic", {}), at)),
+        ("Plan", plan_line(answer) if planner else "no fitted model to plan with.", ""),
+        (
+            "Resources",
+            resources_line(findings.resources(study.timings_of(framework, network))),
+            "",
+        ),
     ]
     curves, _ = fitted_curves(study, framework, network)
     section.blocks += [
