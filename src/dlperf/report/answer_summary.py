@@ -60,13 +60,15 @@ def answer_at(artifact: dict, network: str, row: dict) -> AnswerAt:
 
 def target_row(points: pd.DataFrame, reference: pd.Series, plan_row: dict | None) -> dict:
     """Where the Summary asks the answer: the planned layout when a target is set, else
-    :data:`DEFAULT_REACH` times the largest measured worker count (nodes as measured per node)."""
+    :data:`DEFAULT_REACH` times the largest measured worker count on the largest measured node
+    count (no default answer on nodes the study never measured, e.g. 4 nodes for a one-node
+    study)."""
     if plan_row is not None:
         return {k: int(plan_row[k]) for k in ("nodes", "procs", "batch_size", "data_size")}
-    per_node = max(1, int((points["procs"] / points["nodes"]).max()))
-    procs = DEFAULT_REACH * int(points["procs"].max())
+    nodes = max(1, int(points["nodes"].max()))
+    procs = nodes * math.ceil(DEFAULT_REACH * int(points["procs"].max()) / nodes)
     return {
-        "nodes": math.ceil(procs / per_node),
+        "nodes": nodes,
         "procs": procs,
         "batch_size": int(reference["batch_size"]),
         "data_size": int(reference["data_size"]),

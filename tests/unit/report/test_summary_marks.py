@@ -44,3 +44,16 @@ def test_the_header_counts_the_disturbed_runs():
     )
     page = " ".join(render_page(study, [], "figures").split())
     assert "3 successful runs (2 of them disturbed by other programs, see Warnings) and" in page
+
+
+def test_the_default_answer_stays_on_the_measured_node_count():
+    from dlperf.report.answer_summary import target_row
+
+    one_node = pd.DataFrame({"nodes": [1, 1], "procs": [1, 2]})
+    at = pd.Series({"batch_size": 32, "data_size": 1024})
+    assert target_row(one_node, at, None) == {
+        "nodes": 1, "procs": 8, "batch_size": 32, "data_size": 1024
+    }  # fmt: skip
+    two_nodes = pd.DataFrame({"nodes": [1, 2], "procs": [1, 6]})
+    assert target_row(two_nodes, at, None)["nodes"] == 2
+    assert target_row(two_nodes, at, None)["procs"] == 24
