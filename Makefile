@@ -13,6 +13,9 @@ SNAKEMAKE_ARGS ?=
 PYTEST_ARGS ?=
 
 BIN := $(VENV)/bin
+# A run on a cluster (a profile or executor in SNAKEMAKE_ARGS): check-config skips the checks
+# against this machine that a local run makes.
+CLUSTER_RUN := $(findstring --profile,$(SNAKEMAKE_ARGS))$(findstring --executor,$(SNAKEMAKE_ARGS))
 STAMP := $(VENV)/.dlperf-installed
 
 .PHONY: setup run test lint clean
@@ -30,7 +33,8 @@ $(STAMP): pyproject.toml
 	touch $@
 
 run: setup
-	$(if $(CONFIG),$(BIN)/dlperf check-config $(CONFIG) --defaults config/config.yaml)
+	$(if $(CONFIG),$(BIN)/dlperf check-config $(CONFIG) --defaults config/config.yaml \
+		--study $(STUDY) $(if $(CLUSTER_RUN),--cluster))
 	mkdir -p $(STUDY)
 	$(BIN)/snakemake --snakefile $(abspath Snakefile) --directory $(STUDY) --cores $(CORES) \
 		$(if $(CONFIG),--configfile $(abspath $(CONFIG))) $(SNAKEMAKE_ARGS)

@@ -62,6 +62,16 @@ def test_a_local_run_beyond_the_cores_or_without_a_gpu_is_refused():
     assert local_machine_problems(cuda, cores=1, gpus=2) == []
 
 
+def test_a_local_run_on_several_nodes_or_beyond_the_cores_in_threads_is_refused():
+    two_nodes = cfg.validated(sweep(nodes=[1, 2], procs=[2]))
+    (problem,) = local_machine_problems(two_nodes, cores=4, gpus=0)
+    assert problem.startswith("nodes: [2] on a local run") and "give nodes: [1]" in problem
+    threads = cfg.validated(sweep(procs=[1], threads_per_proc=64))
+    (problem,) = local_machine_problems(threads, cores=2, gpus=0)
+    assert problem.startswith("threads_per_proc: 64") and "up to 2" in problem
+    assert local_machine_problems(cfg.validated(sweep(threads_per_proc=2)), 2, 0) == []
+
+
 def test_visible_gpus_counts_device_files_narrowed_by_cuda_visible_devices(tmp_path):
     for name in ("nvidia0", "nvidia1", "nvidiactl", "nvidia-uvm"):
         (tmp_path / name).touch()

@@ -101,6 +101,22 @@ def visible_gpus(devices: Path = Path("/dev"), environ: Mapping = os.environ) ->
 def local_machine_problems(config: Mapping, cores: int, gpus: int) -> list[str]:
     """What a local run of ``config`` cannot do on a machine with ``cores`` usable cores and
     ``gpus`` visible GPUs: every worker of a local run is a process of this machine."""
+    return _local_nodes(config) + _local_workers(config, cores, gpus)
+
+
+def _local_nodes(config: Mapping) -> list[str]:
+    """More than one node asked of a local run: every such run would fail."""
+    beyond = sorted(n for n in config["nodes"] if n > 1)
+    if not beyond:
+        return []
+    return [
+        f"nodes: {beyond} on a local run, but a local run starts every worker on this machine: "
+        "each of those runs would fail; give nodes: [1], or run on a cluster "
+        "(snakemake --profile slurm)"
+    ]
+
+
+def _local_workers(config: Mapping, cores: int, gpus: int) -> list[str]:
     procs = max(config["procs"])
     if config["device"] == "cuda":
         if gpus == 0:
@@ -121,5 +137,12 @@ def local_machine_problems(config: Mapping, cores: int, gpus: int) -> list[str]:
             f"procs: {procs} workers on a local run, but this machine gives this process {cores} "
             f"cores: the workers would share cores and measure each other; give procs up to "
             f"{cores}, or run on a cluster (snakemake --profile slurm)"
+        ]
+    threads = config.get("threads_per_proc") or 0
+    if threads > cores:
+        return [
+            f"threads_per_proc: {threads} threads per worker on a local run, but this machine "
+            f"gives this process {cores} cores: the threads would share them; give "
+            f"threads_per_proc up to {cores} (0 shares the cores among the workers)"
         ]
     return []
