@@ -93,11 +93,12 @@ def run_predict(args: argparse.Namespace) -> int:
     table = predict_rows(artifact, network, args.model_name, rows, level=args.level)
     table["total_time_s"] = table["epoch_time_s"] * args.epochs
     missing = interval_missing(artifact, network, args.model_name)
-    warn("predict", extrapolation_warnings(artifact, network, rows))
+    warnings = extrapolation_warnings(artifact, network, rows)
     if args.model_name == ANSWER:
-        warn("predict", answer_warnings(artifact, network, rows))
+        warnings += answer_warnings(artifact, network, rows)
     if missing:
-        warn("predict", [f"no prediction interval for {args.model_name!r}: {missing}"])
+        warnings.append(f"no prediction interval for {args.model_name!r}: {missing}")
+    warn("predict", warnings)
     if args.json:
         answer = {
             "framework": artifact["framework"],
@@ -106,6 +107,8 @@ def run_predict(args: argparse.Namespace) -> int:
             "epochs": args.epochs,
             "level": args.level,
             "predictions": json.loads(table.to_json(orient="records")),
+            # The same warnings as on stderr: a program reading the JSON gets them too.
+            "warnings": warnings,
         }
         print(json.dumps(answer, indent=2))
     else:
@@ -125,7 +128,7 @@ def add_plan(sub) -> None:
     )
     p.add_argument("--batch-size", type=arg.BATCH, required=True, help="per worker")
     p.add_argument("--data-size", type=arg.DATA_SIZE, help="samples per epoch")
-    p.add_argument("--epochs", type=arg.EPOCHS, default=1.0)
+    p.add_argument("--epochs", type=arg.EPOCHS, help="epochs to train (default 1)")
     p.add_argument(
         "--samples", type=arg.SAMPLES, help="total samples to train on (instead of --epochs)"
     )
@@ -151,10 +154,15 @@ def add_plan(sub) -> None:
 def _work(args: argparse.Namespace) -> tuple[int, float]:
     """Samples per epoch and epochs, from --data-size and --epochs or --samples."""
     if args.samples is not None:
+        if args.epochs is not None:
+            raise UsageError(
+                "--epochs and --samples both give the work to do; give one: --data-size D "
+                "--epochs E, or --samples N"
+            )
         data_size = args.data_size or args.samples
         return data_size, args.samples / data_size
     if args.data_size is not None:
-        return args.data_size, args.epochs
+        return args.data_size, 1.0 if args.epochs is None else args.epochs
     raise UsageError("give the work to do: --data-size D [--epochs E] or --samples N")
 
 

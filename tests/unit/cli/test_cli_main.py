@@ -59,7 +59,6 @@ def test_the_entry_points_run(workflow_bin):
     ("argv", "words"),
     [
         (["nosuch"], ["invalid choice: 'nosuch'"]),
-        ([], ["required: command"]),
         (["combine", "a.csv", "--out", "b.csv", "--bogus"], ["unrecognized arguments: --bogus"]),
         (["combine", "a.csv"], ["--out"]),
         (["fit", "--timings", "t.csv", "--framework", "x", "--out", "o", "--seed"], ["--seed"]),

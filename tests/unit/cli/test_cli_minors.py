@@ -1,0 +1,33 @@
+"""Small things a new user meets: `dlperf` alone, `plan` given the work twice, `predict --json`
+without the warnings."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+from clirun import assert_refused, run
+
+from dlperf.cli import main
+
+
+def test_dlperf_alone_lists_its_commands():
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main([]) == 2
+    assert "predict" in err.getvalue() and "check-config" in err.getvalue()
+
+
+def test_plan_refuses_epochs_and_samples_together(study):
+    argv = ["plan", "--model", study["model"], "--batch-size", "32", "--deadline", "1h"]
+    assert_refused([*argv, "--samples", "1000", "--epochs", "3"], "--epochs and --samples")
+    code, err = run([*argv, "--samples", "1000"])
+    assert code in (0, 1) and "Traceback" not in err
+
+
+def test_predict_json_carries_the_warnings(study, capsys):
+    argv = ["predict", "--model", study["model"], "--procs", "64", "--nodes", "4"]
+    assert main([*argv, "--batch-size", "32", "--data-size", "1000", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["warnings"] and any("nodes" in w for w in answer["warnings"])
