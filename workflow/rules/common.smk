@@ -15,6 +15,7 @@ import dlperf.pipeline.provenance
 import dlperf.pipeline.bench_params
 import dlperf.report.failure_reasons
 import dlperf.study.outputs
+import dlperf.study.remembered
 import dlperf.pipeline.sweep_checks
 
 
@@ -38,6 +39,12 @@ try:
         config, workflow.config_settings.overwrite_config
     )
     config = dlperf.config.validated(config)
+    # Without a config of its own, the run continues the study with the one it remembers.
+    config = dlperf.config.validated(
+        dlperf.study.remembered.continued(
+            config, workflow.config_settings.overwrite_config, LAYOUT.config
+        )
+    )
     if config["frameworks"] and dlperf.pipeline.cluster.is_local_run(workflow):
         MACHINE_PROBLEMS = dlperf.pipeline.sweep_checks.local_machine_problems(
             config,
@@ -140,4 +147,6 @@ onerror:
 
 onsuccess:
     # Last, when no benchmark run succeeded: how many failed and the most frequent reason.
-    dlperf.report.failure_reasons.print_when_all_failed(LAYOUT.failures, LAYOUT.timings)
+    dlperf.report.failure_reasons.print_when_all_failed(
+        LAYOUT.failures, LAYOUT.timings
+    )
