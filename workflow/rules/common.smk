@@ -63,6 +63,12 @@ try:
 except dlperf.pipeline.cluster.ClusterConfigError as error:
     raise WorkflowError(f"invalid configuration: {error}") from None
 
+# Before planning: run records a dropped value retired, asked for again, are restored rather
+# than measured again (a dry run lists them and what a run would retire).
+if dlperf.pipeline.cluster.is_planning_process(workflow):
+    dlperf.study.outputs.restore_for_workflow(
+        LAYOUT.root, config, dlperf.pipeline.cluster.is_dry_run(sys.argv)
+    )
 RUNS = dlperf.config.run_configs(config)
 # Frameworks we benchmark, and all we model (ours plus those of external timings).
 FRAMEWORKS = config["frameworks"]
