@@ -83,7 +83,7 @@ def _rows(args: argparse.Namespace):
 def run_predict(args: argparse.Namespace) -> int:
     from dlperf.models.answer import ANSWER
     from dlperf.models.answer_explained import answer_warnings
-    from dlperf.models.artifact_check import load_artifact
+    from dlperf.models.artifact_check import load_artifact, version_warnings
     from dlperf.models.prediction import extrapolation_warnings, interval_missing, predict_rows
 
     arg.check_layouts(args.nodes, args.procs)
@@ -93,7 +93,7 @@ def run_predict(args: argparse.Namespace) -> int:
     table = predict_rows(artifact, network, args.model_name, rows, level=args.level)
     table["total_time_s"] = table["epoch_time_s"] * args.epochs
     missing = interval_missing(artifact, network, args.model_name)
-    warnings = extrapolation_warnings(artifact, network, rows)
+    warnings = version_warnings(artifact) + extrapolation_warnings(artifact, network, rows)
     if args.model_name == ANSWER:
         warnings += answer_warnings(artifact, network, rows)
     if missing:
@@ -174,11 +174,12 @@ def run_plan(args: argparse.Namespace) -> int:
 
     from dlperf.cli import plan_output
     from dlperf.durations import readable
-    from dlperf.models.artifact_check import load_artifact
+    from dlperf.models.artifact_check import load_artifact, version_warnings
     from dlperf.models.planning import cost_unit, parse_duration, plan
     from dlperf.models.prediction import extrapolation_warnings
 
     artifact = load_artifact(args.model)
+    warn("plan", version_warnings(artifact))
     network = _network(artifact, args.network)
     data_size, epochs = _work(args)
     deadline = parse_duration(args.deadline)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 
+import dlperf
 from dlperf.errors import DlperfError, InputFileError
 from dlperf.io import SCHEMA_VERSION, read_json
 
@@ -161,3 +162,16 @@ def load_artifact(path: str | os.PathLike) -> dict:
     except InputFileError as exc:  # missing, or not JSON
         raise ArtifactError(f"{exc} (a model artifact is written by `dlperf fit`)") from None
     return check_artifact(artifact, str(path))
+
+
+def version_warnings(artifact: dict) -> list[str]:
+    """A warning when another dlperf version fitted the artifact: its models may differ from
+    this version's (the schema is the same, or it would have been refused)."""
+    fitted_by = artifact.get("dlperf_version")
+    if fitted_by == dlperf.__version__:
+        return []
+    return [
+        f"the artifact was fitted by dlperf {fitted_by or 'of an unknown version'}, this is "
+        f"dlperf {dlperf.__version__}; fit it again with `dlperf fit` to get this version's "
+        "models"
+    ]

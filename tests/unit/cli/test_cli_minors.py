@@ -31,3 +31,15 @@ def test_predict_json_carries_the_warnings(study, capsys):
     assert main([*argv, "--batch-size", "32", "--data-size", "1000", "--json"]) == 0
     answer = json.loads(capsys.readouterr().out)
     assert answer["warnings"] and any("nodes" in w for w in answer["warnings"])
+
+
+def test_an_artifact_from_another_version_is_warned_about(study, tmp_path, capsys):
+    artifact = json.loads(open(study["model"]).read())
+    artifact["dlperf_version"] = "0.0.1"
+    older = tmp_path / "older.json"
+    older.write_text(json.dumps(artifact))
+    argv = ["predict", "--model", str(older), "--procs", "2", "--batch-size", "32"]
+    assert main([*argv, "--data-size", "1000", "--json"]) == 0
+    out = capsys.readouterr()
+    assert "fitted by dlperf 0.0.1" in out.err
+    assert any("fitted by dlperf 0.0.1" in w for w in json.loads(out.out)["warnings"])
