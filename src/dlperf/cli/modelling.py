@@ -4,6 +4,7 @@ cross-validated on the timings."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from dlperf import layout
@@ -26,6 +27,16 @@ def add_fit(sub) -> None:
         help="bootstrap refits per model for its prediction interval (default 20; 0: none)",
     )
     p.add_argument("--out", required=True, type=arg.OUT_FILE, help="model artifact (JSON)")
+    p.add_argument(
+        "--allow-unfitted",
+        action="store_true",
+        help="exit 0 when no model could be fitted (the workflow: its report says why); "
+        "otherwise that exits 1",
+    )
+    p.epilog = (
+        "example: dlperf fit --timings results/timings.csv --framework pytorch "
+        "--config config/config.yaml --out pytorch.json"
+    )
     p.set_defaults(func=run_fit)
 
 
@@ -41,11 +52,21 @@ def run_fit(args: argparse.Namespace) -> int:
     groups = list(artifact["networks"].items())
     if "all_networks" in artifact:
         groups.append(("all networks", artifact["all_networks"]))
+    fitted = 0
     for network, info in groups:
         for name, entry in info["models"].items():
             print(f"{args.framework}/{network}/{name}: {entry['status']} ({_fit_detail(entry)})")
+            fitted += entry["status"] == "ok"
     print(f"-> {args.out}")
-    return 0
+    if fitted or args.allow_unfitted:
+        return 0
+    # The artifact says why for each model; a script must not take it for a usable one.
+    print(
+        f"dlperf fit: error: no model could be fitted on {args.framework}'s timings (the "
+        "reasons are above); measure more configurations",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def _fit_detail(entry: dict) -> str:

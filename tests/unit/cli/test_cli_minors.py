@@ -43,3 +43,16 @@ def test_an_artifact_from_another_version_is_warned_about(study, tmp_path, capsy
     out = capsys.readouterr()
     assert "fitted by dlperf 0.0.1" in out.err
     assert any("fitted by dlperf 0.0.1" in w for w in json.loads(out.out)["warnings"])
+
+
+def test_fit_with_no_model_fitted_exits_1_unless_allowed(tmp_path):
+    import pandas as pd
+
+    timings = tmp_path / "one.csv"
+    row = {"framework": "pytorch", "network": "mlp", "procs": 1, "batch_size": 8}
+    pd.DataFrame([{**row, "iter_time_s": 0.01}]).to_csv(timings, index=False)
+    argv = ["fit", "--timings", str(timings), "--framework", "pytorch"]
+    argv += ["--config-json", '{"models": {"usl": {}}}', "--out", str(tmp_path / "m.json")]
+    code, err = run(argv)
+    assert code == 1 and "no model could be fitted" in err, err
+    assert run([*argv, "--allow-unfitted"])[0] == 0
