@@ -58,12 +58,43 @@ USER_ERRORS = (DlperfError,)
 INTERRUPTED = 130
 
 
+#: One example per command, shown at the end of its --help.
+EXAMPLES = {
+    "env": "dlperf env --framework pytorch --requirements envs/pytorch.txt --out pytorch.json",
+    "bench": "dlperf bench --env results/envs/pytorch.json --framework pytorch --network mlp "
+    "--procs 2 --batch-size 32 --data-size 1024 --out run.json",
+    "aggregate": "dlperf aggregate --runs-dir results/runs --timings timings.csv "
+    "--failures failures.csv",
+    "fit": "dlperf fit --timings results/timings.csv --framework pytorch "
+    "--config config/config.yaml --out pytorch.json",
+    "validate": "dlperf validate --timings results/timings.csv --config config/config.yaml "
+    "--out validation/",
+    "combine": "dlperf combine results/validation/*.summary.csv --out summary.csv",
+    "report": "snakemake report (the workflow passes report's many inputs)",
+    "predict": "dlperf predict --model results/models/pytorch.json --procs 4 8 "
+    "--batch-size 32 --data-size 60000 --epochs 10",
+    "plan": "dlperf plan --model results/models/pytorch.json --batch-size 32 "
+    "--data-size 60000 --epochs 10 --deadline 2h",
+    "write-config": "dlperf write-config --config my.yaml --out config.json",
+    "forget-disturbed": "dlperf forget-disturbed --results results",
+    "check-config": "dlperf check-config my.yaml --defaults config/config.yaml",
+    "archive": "dlperf archive --results results --out study.tar.gz",
+    "verify-archive": "dlperf verify-archive study.tar.gz --rerun",
+    "adaptive-replay": "dlperf adaptive-replay --timings results/timings.csv --budget 0.35 "
+    "--out replay/",
+    "adaptive-round": "snakemake (the adaptive sweep's rounds run as workflow jobs)",
+    "compare": "dlperf compare study-a/results study-b/results",
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = arg.Parser(prog="dlperf", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"dlperf {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for add_command in COMMANDS:
         add_command(sub)
+    for name, command in sub.choices.items():
+        command.epilog = f"example: {EXAMPLES[name]}"
     return parser
 
 

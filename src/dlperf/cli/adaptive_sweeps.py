@@ -18,7 +18,7 @@ def add_adaptive_replay(sub) -> None:
     p.add_argument(
         "--budget", required=True, type=arg.SHARE, help="share of the grid's runs to use, e.g. 0.35"
     )
-    p.add_argument("--seed", type=arg.SEED, default=0)
+    p.add_argument("--seed", type=arg.SEED, default=0, help="seed of the random baseline (0)")
     p.add_argument("--model-name", default="generic", help="the model the loop fits (generic)")
     p.add_argument("--initial", type=arg.COUNT, help="configurations per series in round 0 (4)")
     p.add_argument("--per-round", type=arg.COUNT, help="runs per later round (4)")

@@ -178,7 +178,9 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_SEQ_LEN,
         help="token networks' tokens per sample",
     )
-    parser.add_argument("--precision", choices=PRECISIONS, default="fp32")
+    parser.add_argument(
+        "--precision", choices=PRECISIONS, default="fp32", help="numeric precision (fp32)"
+    )
     parser.add_argument(
         "--accumulation-steps",
         type=COUNT,

@@ -51,7 +51,6 @@ def add_check_config(sub) -> None:
         help="the sweep runs on a cluster: skip the checks against this machine (cores, GPUs, "
         "one node) that a local run makes",
     )
-    p.epilog = "example: dlperf check-config my.yaml --defaults config/config.yaml"
     p.set_defaults(func=run_check_config)
 
 

@@ -20,7 +20,7 @@ def _on_timings(sub, command: str, command_help: str, config_help: str):
 def add_fit(sub) -> None:
     config_help = "workflow config (models section); default settings otherwise"
     p = _on_timings(sub, "fit", "fit the performance models of one framework", config_help)
-    p.add_argument("--framework", required=True)
+    p.add_argument("--framework", required=True, help="framework of the timings to fit")
     p.add_argument(
         "--interval-refits",
         type=arg.NON_NEGATIVE,
@@ -32,10 +32,6 @@ def add_fit(sub) -> None:
         action="store_true",
         help="exit 0 when no model could be fitted (the workflow: its report says why); "
         "otherwise that exits 1",
-    )
-    p.epilog = (
-        "example: dlperf fit --timings results/timings.csv --framework pytorch "
-        "--config config/config.yaml --out pytorch.json"
     )
     p.set_defaults(func=run_fit)
 

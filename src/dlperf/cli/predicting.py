@@ -33,7 +33,7 @@ def add_predict(sub) -> None:
             )
         ],
     )
-    p.add_argument("--nodes", type=arg.NODES, nargs="+", default=[1])
+    p.add_argument("--nodes", type=arg.NODES, nargs="+", default=[1], help="nodes per row (1)")
     p.add_argument(
         "--procs", type=arg.WORKERS, nargs="+", required=True, help="one value, or one per row"
     )
@@ -48,7 +48,7 @@ def add_predict(sub) -> None:
         default=[1],
         help="micro-batches per optimizer step (--batch-size is then the micro-batch)",
     )
-    p.add_argument("--epochs", type=arg.EPOCHS, default=1.0)
+    p.add_argument("--epochs", type=arg.EPOCHS, default=1.0, help="epochs, for total_time_s (1)")
     p.add_argument("--param-count", type=arg.PARAMS, help="W of an unseen network (generic_xnet)")
     p.add_argument(
         "--flops-per-sample", type=arg.FLOPS, help="F of an unseen network (generic_xnet)"
@@ -138,11 +138,16 @@ def add_plan(sub) -> None:
         type=arg.duration,
         help="seconds, or with a unit: 90m, 2h, 1d",
     )
-    p.add_argument("--gpus-per-node", type=arg.COUNT, default=8)
+    p.add_argument("--gpus-per-node", type=arg.COUNT, default=8, help="workers a node holds (8)")
     p.add_argument(
         "--max-procs", type=arg.WORKERS, default=64, help="largest worker count to consider"
     )
-    p.add_argument("--objective", choices=["workers", "cost"], default="workers")
+    p.add_argument(
+        "--objective",
+        choices=["workers", "cost"],
+        default="workers",
+        help="fewest workers, or lowest cost in worker-hours (workers)",
+    )
     p.add_argument(
         "--safe",
         action="store_true",

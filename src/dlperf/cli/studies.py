@@ -66,7 +66,7 @@ def run_archive(args: argparse.Namespace) -> int:
 
 def add_verify_archive(sub) -> None:
     p = sub.add_parser("verify-archive", help="check an archive's checksums (and reproduce it)")
-    p.add_argument("archive")
+    p.add_argument("archive", help="the archive to verify (.tar.gz from `dlperf archive`)")
     p.add_argument(
         "--rerun",
         action="store_true",
@@ -134,7 +134,12 @@ def add_compare(sub) -> None:
         default="generic",
         help="baseline model whose prediction interval the candidate's runs are checked against",
     )
-    p.add_argument("--format", choices=["markdown", "html"], default="markdown")
+    p.add_argument(
+        "--format",
+        choices=["markdown", "html"],
+        default="markdown",
+        help="format of the answer (markdown)",
+    )
     p.add_argument(
         "--out", type=arg.OUT_FILE, help="write the answer here instead of to standard output"
     )
