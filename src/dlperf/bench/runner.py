@@ -46,10 +46,10 @@ def environment_description(env_file: str | os.PathLike) -> dict:
     file `dlperf bench --env` wants when ``env_file`` is another JSON file (a model artifact or
     run record given by mistake), which is left alone."""
     info = read_json(env_file)
-    if not (isinstance(info, dict) and isinstance(info.get("python"), str) and "framework" in info):
+    if not (isinstance(info, dict) and isinstance(info.get("python"), str)):
         raise InputFileError(
-            f"{env_file} is not a framework environment description (it has no 'framework' and "
-            "'python' fields); pass the file `dlperf env` wrote, results/envs/<framework>.json"
+            f"{env_file} is not a framework environment description (it has no 'python' "
+            "field); pass the file `dlperf env` wrote, results/envs/<framework>.json"
         )
     return info
 
