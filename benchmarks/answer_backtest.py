@@ -20,6 +20,16 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from answer_loto import (
+    ModelTables,
+    cached_fits,
+    evaluate,
+    leave_one_table_out,
+    single_points,
+    summary,
+    totals,
+    with_best_rate,
+)
 from common import write_between_markers
 from published import (
     SHARED,
@@ -29,7 +39,9 @@ from published import (
     nvidia_grid_series,
     nvidia_multinode_series,
     ssd300_series,
+    translation_series,
 )
+from stress_series import STRESS
 
 from dlperf.config import default_models
 from dlperf.models.answer import ANSWER
@@ -47,7 +59,10 @@ TABLES = {
     "MXNet (1 GPU, batch sweep)": mxnet_batch_series,
     "NVIDIA multi-node (BERT, BART, TXL)": nvidia_multinode_series,
     "CSC ml-benchmarks (1 GPU - 2 nodes)": csc_series,
+    "NVIDIA translation (GNMT, Transformer)": translation_series,
 }
+# The synthetic stress series take no directory; they are tables like the published ones.
+TABLES.update({name: (lambda _shared, make=make: make()) for name, make in STRESS.items()})
 LEVEL = 0.9
 
 
@@ -174,15 +189,117 @@ def markdown(results: list[tuple[str, pd.DataFrame | None]]) -> str:
     return "\n".join(notes + [""] + lines)
 
 
+# The answer's rules and their candidate values (dlperf.models.answer.AnswerRules), the shipped
+# one first: each other value is tried with the other rules as shipped.
+OPTIONS = {
+    "per_doubling": (0.1, 0.05, 0.2),
+    "measured_growth": (True, False),
+    "collective": (True, False),
+    "excluded": (("castello",), ()),
+    "center": ("median", "mean"),
+    "spread": (False, True),
+    "physics": (True, False),
+}
+
+
+def cut_tables(shared: Path, only: str | None, refits: int, cache: Path | None) -> dict:
+    """(table, divisor) -> [(artifact, its model tables, held-out points)] per framework."""
+    cuts = {}
+    for name, load in TABLES.items():
+        if only and only.lower() not in name.lower():
+            continue
+        points = load(shared)
+        for divisor in SPLITS.values():
+            train, test = split(points, divisor)
+            if train.empty:
+                continue
+            fits = cached_fits(name, train, DEFAULT_MODELS, refits, cache)
+            cuts[(name, divisor)] = [
+                (
+                    with_best_rate(art, train[train["framework"] == fw]),
+                    ModelTables(art),
+                    test[test["framework"] == fw],
+                )
+                for fw, art in fits.items()
+            ]
+    return cuts
+
+
+def loto_markdown(cuts: dict, chosen: dict, held: dict) -> str:
+    lines = [
+        "| table | cut | model | answered % | MAPE % | 90 % covers % | median width % | "
+        "interval score |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for (table, divisor), fits in cuts.items():
+        found = pd.concat([held[(table, divisor)], single_points(fits, DEFAULT_MODELS)])
+        for row in summary(found).itertuples(index=False):
+            name = f"**{row.model}**" if row.model == ANSWER else row.model
+            lines.append(
+                f"| {table} | p_max/{divisor} | {name} | {row.answered:.0f} | {row.mape:.2f} | "
+                f"{row.coverage:.0f} | {row.width:.1f} | {row.score:.3f} |"
+            )
+    rules = [f"- {table}: {settings}" for table, settings in chosen.items()]
+    return "\n".join(["Rules chosen on the other tables:", *rules, "", *lines])
+
+
+def rule_effects(evaluated: dict) -> str:
+    """Each rule's effect: the shipped setting against the same with that one rule changed,
+    over every table's held-out points, and on how many tables the change scores lower."""
+    lines = [
+        "| rule | value | MAPE % | 90 % covers % | mean interval score | "
+        "tables it scores lower on |",
+        "|---|---|---|---|---|---|",
+    ]
+    settings = list(evaluated)
+    shipped = evaluated[settings[0]]
+    tables = sorted({table for table, _ in shipped})
+
+    def on(found: dict, table: str) -> float:
+        return totals(pd.concat([p for c, p in found.items() if c[0] == table]))["score"]
+
+    for key in settings:
+        found = evaluated[key]
+        changed = [(r, v) for (r, v), (_, v0) in zip(key, settings[0], strict=True) if v != v0]
+        rule, value = changed[0] if changed else ("(shipped)", "")
+        t = totals(pd.concat(found.values(), ignore_index=True))
+        lower = sum(on(found, table) < on(shipped, table) - 1e-9 for table in tables)
+        lines.append(
+            f"| {rule} | {value} | {100 * t['ape'] / t['points']:.2f} | "
+            f"{100 * t['covered'] / t['points']:.1f} | {t['score'] / t['points']:.3f} | "
+            f"{lower} of {len(tables)} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shared", type=Path, default=SHARED, help="published tables directory")
     parser.add_argument("--refits", type=int, default=DEFAULT_REFITS)
     parser.add_argument("--only", help="run only the tables whose name contains this")
     parser.add_argument("--write", type=Path, default=None, help="Markdown file with markers")
+    parser.add_argument(
+        "--leave-one-table-out",
+        action="store_true",
+        help="choose the answer's rules on the other tables, score on the one left out",
+    )
+    parser.add_argument("--cache", type=Path, default=None, help="directory for fitted artifacts")
     args = parser.parse_args(argv)
     if not args.shared.is_dir():
         raise SystemExit(f"no published tables in {args.shared}: pass --shared DIR")
+    given = list(argv if argv is not None else sys.argv[1:])
+    if "--cache" in given:  # where the fits are kept is no part of the measurement
+        del given[given.index("--cache") : given.index("--cache") + 2]
+    command = ".venv/bin/python benchmarks/answer_backtest.py " + " ".join(given)
+    if args.leave_one_table_out:
+        cuts = cut_tables(args.shared, args.only, args.refits, args.cache)
+        evaluated = evaluate(cuts, OPTIONS)
+        chosen, held = leave_one_table_out(evaluated)
+        text = loto_markdown(cuts, chosen, held) + "\n\n" + rule_effects(evaluated)
+        print(text, flush=True)
+        if args.write is not None:
+            write_between_markers(args.write, "loto", f"Measured with `{command}`.\n\n{text}")
+        return 0
     results = []
     for name, load in TABLES.items():
         if args.only and args.only.lower() not in name.lower():
@@ -197,7 +314,6 @@ def main(argv: list[str] | None = None) -> int:
             results.append((header, table))
     text = markdown(results)
     if args.write is not None:
-        command = ".venv/bin/python benchmarks/answer_backtest.py " + " ".join(argv or sys.argv[1:])
         write_between_markers(args.write, "answer", f"Measured with `{command}`.\n\n{text}")
     return 0
 

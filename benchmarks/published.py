@@ -159,3 +159,10 @@ def csc_series(shared: Path = SHARED) -> pd.DataFrame:
     """CSC's ml-benchmarks (Puhti, Mahti, LUMI; 1 GPU to 2 nodes)."""
     raw = pd.read_csv(shared / "csc_ml_benchmarks_pytorch_scaling.csv", comment="#")
     return multinode_series(raw, ["series_id"])
+
+
+def translation_series(shared: Path = SHARED) -> pd.DataFrame:
+    """NVIDIA's GNMT v2 and Transformer-big translation tables (1-16 GPUs of one node), tokens
+    per second as the samples."""
+    raw = pd.read_csv(shared / "nvidia_dle_pytorch_translation_scaling.csv", comment="#")
+    return grid_series(raw, ["network", "gpu_type", "precision"])

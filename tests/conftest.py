@@ -1,7 +1,9 @@
-"""Shared fixtures: the repository root, the workflow's interpreter, synthetic points."""
+"""Shared fixtures: the repository root, the workflow's interpreter, synthetic points, the
+report's synthetic study."""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -27,6 +29,18 @@ def workflow_bin() -> Path:
 def record_factory():
     """``make_record(procs=..., batch=..., ...)``: a run record as `dlperf bench` writes it."""
     return make_record
+
+
+@pytest.fixture(scope="session")
+def report_synthetic():
+    """tests/report/synthetic.py, the synthetic study the report tests build (loaded by path:
+    tests/report is not on the import path of tests elsewhere)."""
+    spec = importlib.util.spec_from_file_location(
+        "report_synthetic", REPO / "tests" / "report" / "synthetic.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def pytest_collection_modifyitems(config, items):

@@ -11,6 +11,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from dlperf.bench.options import option_problems
 from dlperf.bench.spec import RunConfig, precision_problem
 from dlperf.errors import ConfigError
 from dlperf.pipeline import sweep_checks
@@ -85,12 +86,17 @@ def _scalars_as_lists(config: dict) -> dict:
 
 
 def check_precision(config: dict) -> None:
-    """Refuse, before any run, a precision a listed framework cannot run on the device."""
+    """Refuse, before any run, a precision or an option (cuda_graphs, input) a listed
+    framework cannot run on the device."""
     problems = [
         problem
         for framework in config["frameworks"]
         if (problem := precision_problem(framework, config["device"], config["precision"]))
     ]
+    for framework in config["frameworks"]:
+        problems += option_problems(
+            framework, config["device"], config["compile"], config["cuda_graphs"], config["input"]
+        )
     if problems:
         raise ConfigError("invalid configuration: " + "; ".join(problems))
 
@@ -222,6 +228,9 @@ def run_configs(config: dict) -> list[RunConfig]:
                 seq_len=config["seq_len"],
                 precision=config["precision"],
                 grad_accum_steps=accum,
+                compile=config["compile"],
+                cuda_graphs=config["cuda_graphs"],
+                input=config["input"],
             )
         )
     return runs

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 # The columns that make a configuration; a column a frame lacks is left out of the key.
-CONFIGURATION = ("network", "nodes", "procs", "batch_size")
+CONFIGURATION = ("network", "gpu", "precision", "nodes", "procs", "batch_size")
 
 
 def kfold_indices(n: int, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:

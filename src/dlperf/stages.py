@@ -40,9 +40,11 @@ def fit(
     seed: int,
     out: PathLike,
     refits: int | None = None,
+    hardware: str | None = None,
 ) -> dict:
     """Fit every model of ``framework`` on the points of one or several timings files, each with
-    ``refits`` bootstrap refits for its prediction interval (default: DEFAULT_REFITS)."""
+    ``refits`` bootstrap refits for its prediction interval (default: DEFAULT_REFITS); with
+    ``hardware``, a user's GPU catalogue beside the shipped one (docs/hardware.md)."""
     from dlperf.measurements.external import load_all_points
     from dlperf.models.artifact import fit_framework, unfitted_artifact
     from dlperf.models.intervals import DEFAULT_REFITS
@@ -50,7 +52,7 @@ def fit(
     points = load_all_points(timings_csv)
     if (points["framework"] == framework).any():
         refits = DEFAULT_REFITS if refits is None else refits
-        artifact = fit_framework(points, framework, models, seed, refits)
+        artifact = fit_framework(points, framework, models, seed, refits, hardware)
     else:
         # Every run failed: the artifact says so, and the report still shows the failures.
         artifact = unfitted_artifact(

@@ -1,6 +1,7 @@
 """scripts/gpu-check.sh in its dry-run mode: the GPU check's whole path (harness runs of the
-new networks in two precisions on 1 and 2 workers, aggregation, fits, summary) on the CPU.
-(That it imports nothing of the workflow's: tests/unit/test_gpucheck.py.)"""
+new networks in two precisions on 1 and 2 workers, aggregation, fits, summary, references) on
+the CPU, and its --workflow mode (the real Snakemake workflow through the report) on the CPU.
+(That the harness check imports nothing of the workflow's: tests/unit/test_gpucheck.py.)"""
 
 from __future__ import annotations
 
@@ -52,3 +53,28 @@ def test_a_missing_package_is_named_before_anything_runs(framework_env, repo, tm
     assert proc.returncode == 2
     assert "lacks: pandas scipy sklearn" in proc.stderr
     assert not (tmp_path / "c").exists()
+
+
+def test_workflow_dry_run_runs_the_real_workflow_through_the_report(framework_env, repo, tmp_path):
+    # The GPU node's --workflow on the CPU: the Snakefile through aggregate, fit, validate and
+    # report, the torch environment's interpreter as the site's framework build.
+    python = read_json(framework_env("pytorch"))["python"]
+    env = dict(os.environ, PYTHON=python, PYTHONPATH=sysconfig.get_paths()["purelib"])
+    out = tmp_path / "check"
+    argv = [str(repo / "scripts" / "gpu-check.sh"), "--workflow", "--dry-run", "--iterations", "3"]
+    proc = subprocess.run(
+        [*argv, "--out", str(out)], capture_output=True, text=True, env=env, timeout=1500
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    results = out / "study" / "results"
+    assert (results / "report" / "index.html").exists()
+    assert (results / "validation" / "summary.csv").exists()
+    timings = pd.read_csv(results / "timings.csv")
+    assert set(timings["network"]) == {"lenet", "bert_tiny"} and set(timings["procs"]) == {1, 2}
+    record = read_json(next((results / "runs" / "pytorch" / "lenet").glob("*.json")))
+    assert record["settings"]["input"] == "device"
+    assert record["settings"]["matmul_precision"] == "highest"
+    assert read_json(results / "envs" / "pytorch.json")["python"] == python
+    summary = (out / "summary.txt").read_text()
+    assert "lenet fp32: no reference for this device (CPU)" in summary
+    assert f"Report: {results / 'report' / 'index.html'}" in summary

@@ -1,9 +1,10 @@
 """A small synthetic dataset taken through the real fit, validate and report functions.
 
 Timings follow the generic model's own form with multiplicative noise, for two networks of one
-framework; one framework (tensorflow) only failed. Besides the generic model a second, linear
-model is registered for the duration, so the report is built with more than one model and the
-cross-network protocol has a model that can run it.
+framework; one framework (tensorflow) only failed. Asked for, other frameworks measure lenet
+too, each with its own overhead, compute and communication (frameworks side by side). Besides
+the generic model a second, linear model is registered for the duration, so the report is built
+with more than one model and the cross-network protocol has a model that can run it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -84,18 +86,46 @@ def test_model_registered():
         MODELS.pop(LinearTestModel.name, None)
 
 
-def synthetic_timings(seed: int = 0, data_sizes=(512, 1024)) -> pd.DataFrame:
+class Profile(NamedTuple):
+    """How one synthetic framework spends an iteration: seconds of overhead, compute per
+    network (times b^0.9), all-reduce (times (p-1)/p), and the share spent waiting for data."""
+
+    overhead: float
+    compute: dict[str, float]
+    allreduce: float
+    data_wait: float
+
+
+PROFILES = {
+    "pytorch": Profile(1e-3, {"mlp": 2e-4, "lenet": 6e-4}, 4e-3, 0.02),
+    # slower per iteration by its overhead
+    "tensorflow": Profile(4e-3, {"lenet": 6e-4}, 4e-3, 0.04),
+    # slower by its communication (parameter server)
+    "mxnet": Profile(1e-3, {"lenet": 6.5e-4}, 12e-3, 0.02),
+}
+
+
+def synthetic_timings(
+    seed: int = 0, data_sizes=(512, 1024), frameworks=("pytorch",)
+) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     rows = []
-    costs = {"mlp": 2e-4, "lenet": 6e-4}
-    sweep = itertools.product(costs, [1, 2, 4], [8, 16, 32], data_sizes, range(2))
-    for network, p, b, d, rep in sweep:
+    sweep = (
+        (framework, network, p, b, d, rep)
+        for framework in frameworks
+        for network, p, b, d, rep in itertools.product(
+            PROFILES[framework].compute, [1, 2, 4], [8, 16, 32], data_sizes, range(2)
+        )
+    )
+    for framework, network, p, b, d, rep in sweep:
+        cost = PROFILES[framework]
         iters = np.ceil(d / (p * b))
-        t_iter = 1e-3 + costs[network] * b**0.9 + 4e-3 * (p - 1) / p
-        epoch = (0.05 + iters * t_iter) * (1 + 0.03 * rng.standard_normal())
+        t_iter = cost.overhead + cost.compute[network] * b**0.9 + cost.allreduce * (p - 1) / p
+        noise = 1 + 0.03 * rng.standard_normal()
+        epoch = (0.05 + iters * t_iter) * noise
         rows.append(
             {
-                "framework": "pytorch",
+                "framework": framework,
                 "network": network,
                 "device": "cpu",
                 "nodes": 1,
@@ -106,6 +136,8 @@ def synthetic_timings(seed: int = 0, data_sizes=(512, 1024)) -> pd.DataFrame:
                 "global_batch": p * b,
                 "iters_per_epoch": int(iters),
                 "epoch_time_s": epoch,
+                "iter_time_median_s": t_iter * noise,
+                "data_wait_fraction": cost.data_wait,
                 "samples_per_s": d / epoch,
                 "framework_version": "2.3.1+cpu",
                 "threads_per_worker": 1,
@@ -117,7 +149,9 @@ def synthetic_timings(seed: int = 0, data_sizes=(512, 1024)) -> pd.DataFrame:
                 "peak_host_memory_mb": 250.0 + 10.0 * b + rng.uniform(0, 5),
                 "cpu_utilisation": 0.9,
                 # one run disturbed by another program on the host
-                "foreign_cpu_fraction": 0.3 if (network, p, b, rep) == ("mlp", 2, 8, 1) else 0.01,
+                "foreign_cpu_fraction": 0.3
+                if (framework, network, p, b, rep) == ("pytorch", "mlp", 2, 8, 1)
+                else 0.01,
             }
         )
     return pd.DataFrame(rows).reindex(columns=tables.TIMING_COLUMNS)
@@ -147,24 +181,33 @@ def synthetic_failures() -> pd.DataFrame:
 
 
 def validated(
-    seed: int = 0, n_boot: int = 200, data_sizes=(512, 1024), protocols: dict | None = None
+    seed: int = 0,
+    n_boot: int = 200,
+    data_sizes=(512, 1024),
+    protocols: dict | None = None,
+    frameworks=("pytorch",),
 ) -> dict:
-    """Timings, failures, points, the fitted artifact, predictions and summary."""
-    timings = synthetic_timings(seed, data_sizes)
+    """Timings, failures, points, the fitted artifacts, predictions and summary."""
+    timings = synthetic_timings(seed, data_sizes, frameworks)
     points = tables.to_points(timings)
     models = {"generic": FAST_GENERIC, LinearTestModel.name: {}}
+    artifacts, predictions, summaries = {}, [], []
     with test_model_registered():
-        artifact = fit_framework(points, "pytorch", models, seed)
-        predictions, summary = cross_validate(
-            points, "pytorch", models, protocols or PROTOCOLS, seed, n_boot
-        )
+        for framework in frameworks:
+            own = points[points["framework"] == framework].reset_index(drop=True)
+            artifacts[framework] = fit_framework(own, framework, models, seed)
+            held_out, summary = cross_validate(
+                own, framework, models, protocols or PROTOCOLS, seed, n_boot
+            )
+            predictions.append(held_out)
+            summaries.append(summary)
     return {
         "timings": timings,
         "failures": synthetic_failures(),
         "points": points,
-        "artifacts": {"pytorch": artifact},
-        "predictions": predictions,
-        "summary": summary,
+        "artifacts": artifacts,
+        "predictions": pd.concat(predictions, ignore_index=True),
+        "summary": pd.concat(summaries, ignore_index=True),
         "config": {
             "frameworks": ["pytorch", "tensorflow"],
             "networks": ["mlp", "lenet"],

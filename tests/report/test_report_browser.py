@@ -1,4 +1,5 @@
-"""The report opened in headless Chromium: every figure loads, the error table is there.
+"""The report opened in headless Chromium: every figure loads, the error table is there, and
+the frameworks stand side by side right after the Summary (lenet in three frameworks).
 
 Playwright (pytest-playwright's ``page``) drives the system Chromium, /usr/bin/chromium (installed
 here with apt-get when missing and run as root); no browser is downloaded. The report itself
@@ -40,6 +41,14 @@ new Promise(resolve => {
     summaryFigures: document.querySelectorAll('figure[id^="fig-pytorch-summary_"]').length,
     warnings: Array.from(document.querySelectorAll('.warnings')).map(w => w.id),
     title: document.title,
+    secondHeading: document.querySelectorAll('h2')[1].textContent,
+    sideBySide: Array.from(document.querySelectorAll('figure[id^="fig-frameworks-"]'))
+      .map(f => ({id: f.id, width: f.querySelector('img').naturalWidth})),
+    ratioRows: Array.from(document.querySelectorAll('#framework-ratios-lenet tbody tr'))
+      .map(r => Array.from(r.cells).map(c => c.textContent)),
+    fastestRows: document.querySelectorAll('#framework-ratios-lenet tr.best').length,
+    splitRows: document.querySelectorAll('#framework-split-lenet tbody tr').length,
+    losses: (document.querySelector('#framework-losses-lenet') || {}).textContent,
   });
   const pending = Array.from(document.images).filter(i => !i.complete)
     .map(i => new Promise(r => { i.addEventListener('load', r); i.addEventListener('error', r); }));
@@ -90,7 +99,9 @@ def browser_context_args(browser_context_args) -> dict:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    data = synthetic.validated(n_boot=200)
+    # lenet in three frameworks (one slower by its overhead, one by its communication), mlp in
+    # pytorch only.
+    data = synthetic.validated(n_boot=200, frameworks=("pytorch", "tensorflow", "mxnet"))
     first = tmp_path_factory.mktemp("first") / "index.html"
     second = tmp_path_factory.mktemp("second") / "index.html"
     return (
@@ -123,10 +134,35 @@ def test_report_renders_in_chromium(built, page):
     assert result["title"] == "dlperf report"
     assert result["firstHeading"] == "Summary"
     assert result["summaryFigures"] == 2
-    assert result["warnings"] == ["warnings-pytorch-lenet", "warnings-pytorch-mlp"]
-    assert len(result["images"]) == 16, result["images"]
+    assert result["warnings"] == [
+        "warnings-mxnet-lenet",
+        "warnings-pytorch-lenet",
+        "warnings-pytorch-mlp",
+        "warnings-tensorflow-lenet",
+    ]
+    # Per framework and network 2 summary figures and 6 details; 2 side by side.
+    assert len(result["images"]) == 4 * 8 + 2, result["images"]
     broken = [image["alt"] for image in result["images"] if image["width"] <= 0]
     assert not broken, f"images that did not load: {broken}"
     assert result["errorTable"] == len(data["summary"])
     assert result["rankingTable"] > 0
     assert (ARTIFACTS / "report.png").stat().st_size > 10_000
+    _assert_side_by_side(result)
+
+
+def _assert_side_by_side(result: dict) -> None:
+    """Right after the Summary: lenet's three frameworks on one figure, their ratios to the
+    fastest at each worker count with intervals, the split and the sentence."""
+    assert result["secondHeading"] == "Frameworks side by side"
+    assert [(f["id"], f["width"] > 0) for f in result["sideBySide"]] == [
+        ("fig-frameworks-throughput_lenet", True),
+        ("fig-frameworks-iteration_split_lenet", True),
+    ]
+    rows = result["ratioRows"]
+    assert [r[1:3] for r in rows] == [
+        [p, f] for p in ("1", "2", "4") for f in ("mxnet", "pytorch", "tensorflow")
+    ]
+    assert result["fastestRows"] == 3  # pytorch at every worker count
+    assert all(r[4] == "1.000" or " .. " in r[5] for r in rows)
+    assert result["splitRows"] == 9
+    assert "tensorflow takes" in result["losses"] and "mxnet takes" in result["losses"]

@@ -189,3 +189,24 @@ def test_a_comment_line_before_the_header_is_named_with_the_fix(tmp_path):
         assert "missing required column(s)" in str(info.value)
         assert "its first line is a comment" in str(info.value)
         assert "delete the comment line(s)" in str(info.value)
+
+
+def test_gpu_and_precision_make_different_configurations(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text(
+        "framework,network,gpu,precision,procs,batch_size,samples_per_s\n"
+        "pytorch,resnet50,NVIDIA A100-SXM4-80GB,AMP/FP16,1,64,1000\n"
+        "pytorch,resnet50,NVIDIA A100-SXM4-80GB,fp32,1,64,500\n"
+        "pytorch,resnet50,Tesla V100-SXM2-16GB,,1,64,300\n"
+    )
+    points = read_external(path)
+    assert len(points) == 3
+    assert points["precision"].tolist() == ["amp_fp16", "fp32", "fp32"]
+    assert set(points["gpu"]) == {"NVIDIA A100-SXM4-80GB", "Tesla V100-SXM2-16GB"}
+
+
+def test_an_unknown_precision_is_refused_naming_the_rows(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("framework,precision,procs,batch_size,samples_per_s\npytorch,int4,1,8,10\n")
+    with pytest.raises(ExternalTimingsError, match="'precision' at row.*unknown precision 'int4'"):
+        read_external(path)

@@ -114,9 +114,12 @@ def package_of(module: str) -> str:
 
 
 def test_the_picture_of_packages_has_at_most_ten_floors():
-    """A package (or top-level module) stands one floor above the highest it imports."""
+    """A package (or top-level module) stands one floor above the highest it imports;
+    `dlperf.__main__`, Python's two-line entry shim for `python -m dlperf`, is no floor."""
     below: dict[str, set[str]] = {}
     for module, edges in GRAPH.items():
+        if module == "dlperf.__main__":
+            continue
         node = package_of(module)
         below.setdefault(node, set()).update(
             package_of(e) for e in edges if package_of(e) not in (node, "dlperf")

@@ -63,6 +63,16 @@ def test_one_frameworks_backend_is_in_its_own_bench_closure_only():
     assert not any(m.startswith(("dlperf.models", "dlperf.measurements.tables")) for m in core)
 
 
+def test_a_benchmarks_digest_reads_the_bench_package_io_errors_and_the_version_only():
+    """What a benchmark's digest covers: moving or changing any other module (the analysis
+    side, its packages) never re-measures a study."""
+    for framework in provenance.FRAMEWORK_ENTRIES:
+        closure = provenance.import_closure(provenance.stage_entries("bench", framework))
+        files = {provenance.module_path(m).relative_to(provenance.PACKAGE) for m in closure}
+        outside = {f.as_posix() for f in files if f.parts[0] != "bench"}
+        assert outside == {"__init__.py", "io.py", "errors.py"}, (framework, outside)
+
+
 def test_analysis_stages_cover_what_they_run_and_no_other_stage():
     closure = {s: provenance.import_closure(provenance.stage_entries(s)) for s in ("fit", "report")}
     # fit, validate and report read timings through dlperf.measurements.external (issue 14 item 6)

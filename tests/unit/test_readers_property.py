@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dlperf import config as cfg
-from dlperf.measurements import external, tables
+from dlperf.measurements import external, records, tables
 
 SETTINGS = settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -48,7 +48,7 @@ def test_arbitrary_json_is_a_record_error_or_a_row(tmp_path_factory, value):
     path.write_text(json.dumps(value))
     try:
         timings, failures = tables.build_tables([path])
-    except tables.RecordError as exc:
+    except records.RecordError as exc:
         assert str(path) in str(exc)
     else:
         assert len(timings) + len(failures) == 1
@@ -81,7 +81,7 @@ def test_damaged_records_are_refused_by_name(tmp_path_factory, record_factory, k
     path.write_text(json.dumps(mutated_record(record_factory(), key, value)))
     try:
         timings, _ = tables.build_tables([path])
-    except tables.RecordError as exc:
+    except records.RecordError as exc:
         assert str(path) in str(exc) and "Delete it" in str(exc)
     else:
         assert (timings["epoch_time_s"] > 0).all()

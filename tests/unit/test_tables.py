@@ -7,7 +7,7 @@ import pytest
 from dlperf import stages
 from dlperf.bench.spec import RunConfig
 from dlperf.io import atomic_write_json
-from dlperf.measurements import tables
+from dlperf.measurements import records, tables
 from recordmaker import make_record
 
 
@@ -40,14 +40,22 @@ def test_ok_and_failed_runs_are_split(tmp_path, record_factory):
 def test_truncated_record_names_the_file(tmp_path, record_factory):
     path = tmp_path / "t.json"
     path.write_text(json.dumps(record_factory())[:50])
-    with pytest.raises(tables.RecordError, match="t.json.*truncated"):
+    with pytest.raises(records.RecordError, match="t.json.*truncated"):
         tables.build_tables([path])
+
+
+def test_a_record_of_another_format_is_refused_with_the_fix(tmp_path):
+    record = make_record() | {"schema_version": records.VERSION + 1}
+    path = write(tmp_path, "x.json", record)
+    with pytest.raises(records.RecordError, match="format 2, and this dlperf reads format 1.*"):
+        records.read_record(path)
+    assert records.read_record(write(tmp_path, "y.json", make_record()))["status"] == "ok"
 
 
 def test_record_without_config_is_refused(tmp_path):
     path = write(tmp_path, "x.json", {"status": "ok"})
-    with pytest.raises(tables.RecordError, match="lacks config"):
-        tables.read_record(path)
+    with pytest.raises(records.RecordError, match="lacks config"):
+        records.read_record(path)
 
 
 def test_an_epoch_time_that_its_iteration_times_do_not_add_up_to_is_refused(
@@ -55,12 +63,12 @@ def test_an_epoch_time_that_its_iteration_times_do_not_add_up_to_is_refused(
 ):
     record = record_factory(procs=2, batch=8)
     record["epoch_time_s"] *= 3  # edited by hand
-    with pytest.raises(tables.RecordError, match="epoch_time_s=.* iteration times add up to"):
-        tables.read_record(write(tmp_path, "x.json", record))
+    with pytest.raises(records.RecordError, match="epoch_time_s=.* iteration times add up to"):
+        records.read_record(write(tmp_path, "x.json", record))
     record = record_factory(procs=2, batch=8)
     record["iter_times_s"].pop()
-    with pytest.raises(tables.RecordError, match="iters_per_epoch=4 but it holds 3 times"):
-        tables.read_record(write(tmp_path, "y.json", record))
+    with pytest.raises(records.RecordError, match="iters_per_epoch=4 but it holds 3 times"):
+        records.read_record(write(tmp_path, "y.json", record))
 
 
 def test_a_record_whose_configuration_is_not_its_file_name_is_refused(tmp_path, record_factory):
@@ -68,13 +76,13 @@ def test_a_record_whose_configuration_is_not_its_file_name_is_refused(tmp_path, 
     ok = write(
         folder.mkdir(parents=True) or folder, "n1_p2_b8_d64_r0.json", record_factory(procs=2)
     )
-    assert tables.read_record(ok)["config"]["procs"] == 2
+    assert records.read_record(ok)["config"]["procs"] == 2
     copied = write(folder, "n1_p2_b8_d64_r1.json", record_factory(procs=2))  # a copy: rep 0
-    with pytest.raises(tables.RecordError, match=r"its configuration \(rep=0\) is not the one"):
+    with pytest.raises(records.RecordError, match=r"its configuration \(rep=0\) is not the one"):
         tables.build_tables([ok, copied])
     moved = write(tmp_path / "runs" / "mxnet" / "mlp", "n1_p2_b8_d64_r0.json", record_factory(2))
-    with pytest.raises(tables.RecordError, match="framework='pytorch'"):
-        tables.read_record(moved)
+    with pytest.raises(records.RecordError, match="framework='pytorch'"):
+        records.read_record(moved)
 
 
 def test_points_take_the_median_over_repetitions(tmp_path, record_factory):
@@ -135,7 +143,18 @@ def test_a_record_with_accumulation_is_named_by_its_suffix(tmp_path):
     folder = tmp_path / "runs" / "pytorch" / "mlp"
     folder.mkdir(parents=True)
     named = write(folder, "n1_p1_b8_d64_r0_a4.json", record)
-    assert tables.read_record(named)["config"]["grad_accum_steps"] == 4
+    assert records.read_record(named)["config"]["grad_accum_steps"] == 4
     plain = write(folder, "n1_p1_b8_d64_r0.json", record)
-    with pytest.raises(tables.RecordError, match=r"grad_accum_steps=4"):
-        tables.read_record(plain)
+    with pytest.raises(records.RecordError, match=r"grad_accum_steps=4"):
+        records.read_record(plain)
+
+
+def test_the_gpu_column_names_the_gpu_type_as_nvml_does(tmp_path, record_factory):
+    gpu_run = record_factory(procs=1, batch=8)
+    gpu_run["environment"]["gpu_names"] = ["NVIDIA A100-SXM4-80GB"] * 4
+    paths = [
+        write(tmp_path, "a.json", gpu_run),
+        write(tmp_path, "b.json", record_factory(procs=2, batch=8)),
+    ]
+    timings, _ = tables.build_tables(paths)
+    assert timings["gpu"].fillna("").tolist() == ["NVIDIA A100-SXM4-80GB", ""]

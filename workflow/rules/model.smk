@@ -13,7 +13,12 @@ rule fit:
     params:
         code=CODE["fit"],
         settings=json.dumps(
-            {"models": config["models"], "seed": config["seed"]}, sort_keys=True
+            {
+                "models": config["models"],
+                "seed": config["seed"],
+                "hardware": config["hardware"],
+            },
+            sort_keys=True,
         ),
     shell:
         "dlperf fit --timings {input.timings:q} --framework {wildcards.framework} "

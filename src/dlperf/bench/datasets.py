@@ -58,6 +58,12 @@ def masked_tokens(rng: np.random.Generator, config: RunConfig) -> tuple[np.ndarr
     return tokens, labels, weights
 
 
+def nchw_to_nhwc(images: np.ndarray) -> np.ndarray:
+    """Images (N, C, H, W) -> (N, H, W, C), contiguous: the layout TensorFlow (and MXNet's
+    cuDNN kernels, on a GPU) train in."""
+    return np.ascontiguousarray(images.transpose(0, 2, 3, 1))
+
+
 def digits_to_cifar_shape(images_8x8: np.ndarray) -> np.ndarray:
     """(N, 64) digit images with values 0..16 -> (N, 3, 32, 32) float32, standardised."""
     channels, height, width = INPUT_SHAPE

@@ -50,6 +50,11 @@ class Backend(Protocol):
     def environment(self) -> dict:
         """Framework name and version, device names, CUDA/cuDNN versions, thread settings."""
 
+    def settings(self) -> dict:
+        """The settings the step runs with, as the framework reads them back: memory layout,
+        float32 math (strict or TF32), compilation, optimizer, attention, input placement
+        (the run record's ``settings``; :mod:`.options` declares them per framework)."""
+
     def setup(self) -> int:
         """Build network, optimiser and data-parallel wrapper; return the trainable parameters."""
 
@@ -87,9 +92,12 @@ def batch_source(
     backend: Backend, config: RunConfig, dist: DistInfo, data_dir: Path
 ) -> Iterator[object]:
     if config.dataset == "synthetic":
-        return itertools.cycle(
-            [backend.prepare_batch(*arrays) for arrays in synthetic_batches(config, dist.rank)]
-        )
+        pool = synthetic_batches(config, dist.rank)
+        if config.input_place == "host":
+            # Kept in host memory: every step's batch is copied to the device (data wait).
+            return (backend.prepare_batch(*arrays) for arrays in itertools.cycle(pool))
+        # Placed on the device once: no step copies anything.
+        return itertools.cycle([backend.prepare_batch(*arrays) for arrays in pool])
     images, labels = load_digits_export(data_dir)
     images, labels = shard(images, labels, dist.rank, dist.world_size, config.batch_size)
     return backend.input_pipeline(images, labels)

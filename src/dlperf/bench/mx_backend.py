@@ -12,10 +12,13 @@ In a distributed run the launcher has started a ps-lite scheduler and server
 and set the DMLC_* variables; ``kv.create`` connects to them.
 
 Precision is MXNet's AMP (``mxnet.contrib.amp``: low-precision operators chosen by its
-lists), with dynamic loss scaling for fp16. Gradient accumulation: the parameters sum
-their gradients (``grad_req='add'``) over an optimizer step's micro-batches, and only the
-last calls ``trainer.step``, which pushes them to the parameter server (the exchange),
-once per optimizer step.
+lists), with dynamic loss scaling for fp16; ``fp32`` is held to strict FP32 by the driver's
+``NVIDIA_TF32_OVERRIDE=0`` (MXNet 1.x has no switch of its own). On a GPU the convolutional
+networks run in NHWC, cuDNN's tensor-core layout (as NVIDIA's MXNet ResNet-50 does); MXNet's
+CPU kernels have only NCHW. The graph is always hybridized (``compile`` adds nothing).
+Gradient accumulation: the parameters sum their gradients (``grad_req='add'``) over an
+optimizer step's micro-batches, and only the last calls ``trainer.step``, which pushes them to
+the parameter server (the exchange), once per optimizer step.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ import numpy as np
 from mxnet import autograd, gluon
 from mxnet.contrib import amp
 
+from .datasets import nchw_to_nhwc
+from .options import TF32_OVERRIDE
 from .ranks import DistInfo, host_address
 from .spec import RunConfig
 
@@ -74,6 +79,18 @@ class MXNetBackend:
             self.kvstore_name = "device" if config.device == "cuda" else "local"
         self.kv = None
         self.micro_step = 0  # micro-batches since the last optimizer step
+        self.layout = "NHWC" if config.device == "cuda" and config.convolutional else "NCHW"
+
+    def settings(self) -> dict:
+        return {
+            "input": self.config.input_place,
+            "layout": self.layout,
+            TF32_OVERRIDE: os.environ.get(TF32_OVERRIDE),
+            "optimizer": "gluon.Trainer sgd",
+            "attention": "batch_dot + softmax" if self.config.inputs == "tokens" else None,
+            "compile": "hybridize(static_alloc=True, static_shape=True)",
+            "cuda_graphs": False,
+        }
 
     def environment(self) -> dict:
         features = mx.runtime.Features()
@@ -110,7 +127,7 @@ class MXNetBackend:
         config = self.config
         if config.precision in AMP_DTYPES:
             amp.init(target_dtype=AMP_DTYPES[config.precision])  # before the network exists
-        net = build_network(config.network, config.image_size, config.seq_len)
+        net = build_network(config.network, config.image_size, config.seq_len, self.layout)
         net.initialize(mx.init.Xavier(), ctx=self.ctx)
         net.hybridize(static_alloc=True, static_shape=True)
         self.net = net
@@ -138,10 +155,15 @@ class MXNetBackend:
             tokens, labels, weights = arrays
             # The loss averages over the tokens: weights times seq_len make it their sum.
             arrays = (tokens, labels, weights[..., None] * weights.shape[1])
+        elif self.layout == "NHWC":
+            images, labels = arrays
+            arrays = (nchw_to_nhwc(images), labels)
         return tuple(mx.nd.array(a, ctx=self.ctx, dtype="float32") for a in arrays)
 
     def input_pipeline(self, images: np.ndarray, labels: np.ndarray) -> Iterator[tuple]:
         # num_workers=0: loading runs in this process and shows as data wait.
+        if self.layout == "NHWC":
+            images = nchw_to_nhwc(images)
         dataset = gluon.data.ArrayDataset(images, labels.astype(np.float32))
         loader = gluon.data.DataLoader(
             dataset,

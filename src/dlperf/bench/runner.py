@@ -18,6 +18,7 @@ from .backends import CLUSTER_VARIABLES, service_layout
 from .cpuload import foreign_cpu
 from .datasets import DIGITS_IMAGES, DIGITS_LABELS, digits_to_cifar_shape
 from .envinfo import available_cores, host_environment
+from .options import TF32_OVERRIDE, precision_environment
 from .processes import Command, LaunchResult, Programs, local_plan, run_processes, srun_plan
 from .resources import combine_ranks
 from .spec import RunConfig, run_features
@@ -89,8 +90,12 @@ def _package_path(work_dir: Path) -> str:
     return str(shim)
 
 
-def worker_environment(work_dir: Path, threads: int) -> dict:
+def worker_environment(work_dir: Path, threads: int, config: RunConfig) -> dict:
     env = dict(os.environ)
+    # The precision's own switches only: an inherited TF32 override would make a tf32 or
+    # mixed-precision run strict FP32 without its record saying so.
+    env.pop(TF32_OVERRIDE, None)
+    env.update(precision_environment(config.framework, config.precision))
     env.update(dict.fromkeys(THREAD_VARIABLES, str(threads)))
     env.update(
         PYTHONPATH=_package_path(work_dir),
@@ -228,7 +233,7 @@ def run_benchmark(
         record["launcher"] = "srun" if srun else ("local" if config.procs > 1 else "single")
         check_launcher_places(config, srun)
         commands = worker_commands(
-            config, python, work_dir, worker_environment(work_dir, threads), threads, srun
+            config, python, work_dir, worker_environment(work_dir, threads, config), threads, srun
         )
         result = run_processes(commands, work_dir / "logs", timeout_s=config.timeout_s)
         for outcome in result.outcomes:

@@ -22,6 +22,7 @@ from .archs import (  # noqa: F401 -- re-exported: the networks' one description
     layers,
     num_classes,
 )
+from .options import option_problems
 
 FRAMEWORKS = ("pytorch", "tensorflow", "mxnet")
 DEVICES = ("cpu", "cuda")
@@ -32,17 +33,19 @@ INPUT_SHAPE = input_shape(32)
 NUM_CLASSES = num_classes(32)
 DEFAULT_SEQ_LEN = 128
 
-PRECISIONS = ("fp32", "amp_fp16", "bf16")
+# fp32 is strict FP32 in every framework; tf32 lets float32 matrix products and convolutions
+# run in TF32 (a GPU's tensor cores), as NVIDIA's reference containers do by default.
+PRECISIONS = ("fp32", "tf32", "amp_fp16", "bf16")
 # What each framework's build can run, per device, with its own mechanism (docs/measurement.md):
 # fp16 mixed precision needs a GPU's half-precision units (CPU builds have no fp16 kernels
-# worth timing); MXNet 1.x runs bf16 only on the CPU (oneDNN), not with CUDA.
+# worth timing), as does TF32; MXNet 1.x runs bf16 only on the CPU (oneDNN), not with CUDA.
 SUPPORTED_PRECISIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("pytorch", "cpu"): ("fp32", "bf16"),
-    ("pytorch", "cuda"): ("fp32", "amp_fp16", "bf16"),
+    ("pytorch", "cuda"): ("fp32", "tf32", "amp_fp16", "bf16"),
     ("tensorflow", "cpu"): ("fp32", "bf16"),
-    ("tensorflow", "cuda"): ("fp32", "amp_fp16", "bf16"),
+    ("tensorflow", "cuda"): ("fp32", "tf32", "amp_fp16", "bf16"),
     ("mxnet", "cpu"): ("fp32", "bf16"),
-    ("mxnet", "cuda"): ("fp32", "amp_fp16"),
+    ("mxnet", "cuda"): ("fp32", "tf32", "amp_fp16"),
 }
 
 
@@ -64,6 +67,7 @@ class NetworkSpec:
     name: str
     description: str
     inputs: str = "image"  # image: 3 x image_size x image_size; tokens: seq_len token ids
+    convolutional: bool = False  # runs in the framework's GPU layout for convolutions (NHWC)
 
 
 NETWORKS: dict[str, NetworkSpec] = {
@@ -72,17 +76,20 @@ NETWORKS: dict[str, NetworkSpec] = {
         "lenet",
         "LeNet-style CNN: conv3x3(3->32)+ReLU+maxpool, conv3x3(32->64)+ReLU+maxpool, "
         "FC(64*(s/4)^2->256)+ReLU, FC(256->classes)",
+        convolutional=True,
     ),
     "resnet18": NetworkSpec(
         "resnet18",
         "ResNet-18: stem (32 px: conv3x3(3->64)+BN+ReLU; 224 px: ImageNet's conv7x7/2+BN+ReLU+"
         "maxpool3x3/2), 4 stages of 2 BasicBlocks (64-128-256-512, stride 1-2-2-2, 1x1 conv+BN "
         "projection shortcuts), global average pool, FC(512->classes)",
+        convolutional=True,
     ),
     "resnet50": NetworkSpec(
         "resnet50",
         "ResNet-50: the ResNet-18 stem, Bottleneck blocks 3-4-6-3 (widths 64-128-256-512, "
         "expansion 4, stride on the 3x3 conv), global average pool, FC(2048->classes)",
+        convolutional=True,
     ),
     "bert_base": NetworkSpec(
         "bert_base",
@@ -121,6 +128,10 @@ class RunConfig:
     precision: str = "fp32"
     # Micro-batches per optimizer step: gradients are exchanged once per optimizer step.
     grad_accum_steps: int = 1
+    # Optional, off by default: they change the program (bench.options says what each does).
+    compile: bool = False
+    cuda_graphs: bool = False
+    input: str = "device"  # synthetic batches kept on the device, or copied from the host
 
     def __post_init__(self) -> None:
         choices = {
@@ -145,6 +156,9 @@ class RunConfig:
                 "every node runs the same number of workers"
             )
         problems += self._input_problems()
+        problems += option_problems(
+            self.framework, self.device, self.compile, self.cuda_graphs, self.input
+        )
         if self.framework in FRAMEWORKS and self.device in DEVICES:
             problem = precision_problem(self.framework, self.device, self.precision)
             if problem:
@@ -169,6 +183,17 @@ class RunConfig:
     def inputs(self) -> str:
         spec = NETWORKS.get(self.network)
         return spec.inputs if spec else "image"
+
+    @property
+    def convolutional(self) -> bool:
+        spec = NETWORKS.get(self.network)
+        return spec.convolutional if spec else False
+
+    @property
+    def input_place(self) -> str:
+        """Where the batches come from: ``input``, except that a dataset's loader always
+        reads host memory (``dataset: digits``)."""
+        return self.input if self.dataset == "synthetic" else "host"
 
     @property
     def global_batch(self) -> int:

@@ -4,6 +4,11 @@ MultiWorkerMirroredStrategy (RING all-reduce on CPU, NCCL on GPU).
 A custom loop rather than ``model.fit``: Keras 3's fit fails under
 MultiWorkerMirroredStrategy (keras-team/keras#20585). The Keras 3 optimizer
 all-reduces the gradients across workers inside ``apply_gradients``.
+
+The reference's settings: images in NHWC (Keras' channels_last, TensorFlow's own layout),
+Keras' mixed-precision policy, float32 math strict for ``fp32`` (TF32 otherwise on a GPU,
+TensorFlow's default there); ``compile`` runs each worker's forward and backward pass through
+XLA (see :mod:`.tf_training`).
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from collections.abc import Iterator
 import numpy as np
 import tensorflow as tf
 
+from .datasets import nchw_to_nhwc
+from .options import TF32_OVERRIDE, tf32_allowed
 from .ranks import DistInfo
 from .spec import RunConfig
 
@@ -29,10 +36,6 @@ def tf_config(dist: DistInfo) -> dict:
     }
 
 
-def nchw_to_nhwc(images: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(images.transpose(0, 2, 3, 1))
-
-
 class TensorFlowBackend:
     def __init__(self, config: RunConfig, dist: DistInfo, threads: int) -> None:
         self.config = config
@@ -41,6 +44,9 @@ class TensorFlowBackend:
         # Thread pools are fixed at the first op: set them before anything else.
         tf.config.threading.set_intra_op_parallelism_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(1)
+        tf.config.experimental.enable_tensor_float_32_execution(
+            tf32_allowed(config.precision, config.device)
+        )
         gpus = tf.config.list_physical_devices("GPU")
         if config.device == "cuda":
             if not gpus:
@@ -103,6 +109,22 @@ class TensorFlowBackend:
                 f"MultiWorkerMirroredStrategy/{self.communication}" if self.communication else None
             ),
             "tf_config": json.loads(os.environ["TF_CONFIG"]) if self.dist.is_distributed else None,
+        }
+
+    def settings(self) -> dict:
+        import keras
+
+        tokens = self.config.inputs == "tokens"
+        return {
+            "input": self.config.input_place,
+            "data_format": keras.config.image_data_format(),
+            "dtype_policy": keras.mixed_precision.dtype_policy().name,
+            "tensor_float_32_execution": tf.config.experimental.tensor_float_32_execution_enabled(),
+            TF32_OVERRIDE: os.environ.get(TF32_OVERRIDE),
+            "optimizer": "keras.optimizers.SGD",
+            "attention": "keras.layers.MultiHeadAttention" if tokens else None,
+            "compile": "XLA (jit_compile=True)" if self.config.compile else None,
+            "cuda_graphs": False,
         }
 
     def setup(self) -> int:

@@ -6,6 +6,10 @@ a ``LossScaleOptimizer`` (dynamic loss scaling). With accumulation, every micro-
 the last of an optimizer step adds its gradients to per-worker accumulators (sync-on-read
 variables: nothing is exchanged); the last adds its own and calls ``apply_gradients``, where
 the optimizer all-reduces them across workers, once per optimizer step.
+
+``compile`` (XLA): each worker's forward and backward pass is a ``tf.function`` with
+``jit_compile=True``; the update and its all-reduce stay outside it, where every strategy
+runs them.
 """
 
 from __future__ import annotations
@@ -15,7 +19,12 @@ import tensorflow as tf
 
 from .spec import RunConfig
 
-POLICIES = {"fp32": "float32", "amp_fp16": "mixed_float16", "bf16": "mixed_bfloat16"}
+POLICIES = {
+    "fp32": "float32",
+    "tf32": "float32",
+    "amp_fp16": "mixed_float16",
+    "bf16": "mixed_bfloat16",
+}
 
 
 def set_precision(precision: str) -> None:
@@ -62,6 +71,10 @@ class TrainSteps:
                     )
                     for v in model.trainable_variables
                 ]
+        # XLA compiles at the first call: in the first step, the record's compile_s.
+        self.gradients = (
+            tf.function(self._gradients, jit_compile=True) if config.compile else self._gradients
+        )
         self.micro = tf.function(self._run(self._accumulate))
         self.last = tf.function(self._run(self._apply))
 
@@ -84,13 +97,13 @@ class TrainSteps:
         return loss, [tf.convert_to_tensor(g) for g in grads]
 
     def _accumulate(self, *batch):
-        loss, grads = self._gradients(*batch)
+        loss, grads = self.gradients(*batch)
         for accumulator, grad in zip(self.accumulators, grads, strict=True):
             accumulator.assign_add(grad)
         return loss
 
     def _apply(self, *batch):
-        loss, grads = self._gradients(*batch)
+        loss, grads = self.gradients(*batch)
         if self.accumulators:
             grads = [a.read_value() + g for a, g in zip(self.accumulators, grads, strict=True)]
         self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables, strict=True))

@@ -1,8 +1,14 @@
 """PyTorch: networks written with torch.nn, DistributedDataParallel (gloo on CPU, NCCL on GPU).
 
 Precision: ``torch.autocast`` (fp16 or bf16) and, for fp16, a ``GradScaler`` (dynamic loss
-scaling). Gradient accumulation: every micro-batch but the last of an optimizer step runs
-under DDP's ``no_sync``, so the all-reduce runs once per optimizer step.
+scaling); float32 math is strict FP32 for ``fp32`` and may use TF32 otherwise on a GPU
+(:func:`set_float32_math`). Gradient accumulation: every micro-batch but the last of an
+optimizer step runs under DDP's ``no_sync``, so the all-reduce runs once per optimizer step.
+
+On a GPU the reference's settings (NVIDIA's ConvNets and BERT code): convolutional networks in
+channels_last, ``cudnn.benchmark``, the fused SGD; the encoders' attention is
+``scaled_dot_product_attention`` everywhere. ``compile`` wraps the network in
+``torch.compile`` (``mode="reduce-overhead"``, CUDA graphs, with ``cuda_graphs``).
 """
 
 from __future__ import annotations
@@ -17,11 +23,35 @@ import torch
 import torch.distributed as torch_dist
 from torch import nn
 
+from .options import TF32_OVERRIDE, tf32_allowed
 from .ranks import DistInfo
 from .spec import RunConfig
 from .torch_nets import build_network, trainable_parameters
 
-AUTOCAST_DTYPES = {"fp32": None, "amp_fp16": torch.float16, "bf16": torch.bfloat16}
+AUTOCAST_DTYPES = {"fp32": None, "tf32": None, "amp_fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+def set_float32_math(tf32: bool) -> dict:
+    """Let float32 matrix products and convolutions use TF32, or hold them to strict FP32
+    (all three of PyTorch's switches); returns what they read afterwards."""
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    torch.set_float32_matmul_precision("high" if tf32 else "highest")
+    return {
+        "matmul_precision": torch.get_float32_matmul_precision(),
+        "cuda_matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+        "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32,
+    }
+
+
+def attention_kernels() -> dict:
+    """Which kernels ``scaled_dot_product_attention`` may choose from."""
+    return {
+        "function": "torch.nn.functional.scaled_dot_product_attention",
+        "flash": torch.backends.cuda.flash_sdp_enabled(),
+        "memory_efficient": torch.backends.cuda.mem_efficient_sdp_enabled(),
+        "math": torch.backends.cuda.math_sdp_enabled(),
+    }
 
 
 class TorchBackend:
@@ -60,6 +90,16 @@ class TorchBackend:
         # Dynamic loss scaling for fp16; disabled, it passes everything through.
         self.scaler = torch.amp.GradScaler(self.device.type, enabled=config.precision == "amp_fp16")
         self.micro_step = 0  # micro-batches since the last optimizer step
+        on_gpu = self.device.type == "cuda"
+        self.float32_math = set_float32_math(tf32_allowed(config.precision, self.device.type))
+        # The reference's algorithm search per shape (cuDNN only; no effect on the CPU).
+        torch.backends.cudnn.benchmark = on_gpu
+        self.memory_format = (
+            torch.channels_last if on_gpu and config.convolutional else torch.contiguous_format
+        )
+        self.compile_mode = "reduce-overhead" if config.cuda_graphs else "default"
+        # The fused SGD (one kernel for every parameter) where it exists: on the GPU.
+        self.fused_optimizer = on_gpu
 
     def environment(self) -> dict:
         env = {
@@ -87,10 +127,31 @@ class TorchBackend:
             env["gpu_names"] = [torch.cuda.get_device_name(i) for i in range(env["gpu_count"])]
         return env
 
+    def settings(self) -> dict:
+        return {
+            "input": self.config.input_place,
+            "memory_format": "channels_last"
+            if self.memory_format == torch.channels_last
+            else "contiguous (NCHW)",
+            "cudnn_benchmark": torch.backends.cudnn.benchmark,
+            **self.float32_math,
+            TF32_OVERRIDE: os.environ.get(TF32_OVERRIDE),
+            "optimizer": "SGD(fused=True)" if self.fused_optimizer else "SGD (for-loop)",
+            "attention": attention_kernels() if self.config.inputs == "tokens" else None,
+            "compile": f"torch.compile(mode={self.compile_mode!r})"
+            if self.config.compile
+            else None,
+            "cuda_graphs": self.config.cuda_graphs,
+        }
+
     def setup(self) -> int:
         torch.manual_seed(self.config.seed)
         model = build_network(self.config.network, self.config.image_size).to(self.device)
+        model = model.to(memory_format=self.memory_format)
         params = trainable_parameters(model)
+        if self.config.compile:
+            # Compiled at its first call (so in the first warm-up step: the record's compile_s).
+            model = torch.compile(model, mode=self.compile_mode)
         if self.dist.is_distributed:
             backend = "nccl" if self.device.type == "cuda" else "gloo"
             torch_dist.init_process_group(
@@ -103,12 +164,20 @@ class TorchBackend:
             device_ids = [self.device.index] if self.device.type == "cuda" else None
             model = nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
         self.model = model
-        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        self.optimizer = torch.optim.SGD(
+            model.parameters(), lr=0.01, momentum=0.9, fused=self.fused_optimizer or None
+        )
         self.loss_fn = nn.CrossEntropyLoss(reduction="none")
         return params
 
+    def _on_device(self, tensor: torch.Tensor) -> torch.Tensor:
+        tensor = tensor.to(self.device, non_blocking=True)
+        if tensor.dim() == 4:  # images: in the network's memory format
+            return tensor.contiguous(memory_format=self.memory_format)
+        return tensor
+
     def prepare_batch(self, *arrays: np.ndarray) -> tuple:
-        return tuple(torch.from_numpy(a).to(self.device) for a in arrays)
+        return tuple(self._on_device(torch.from_numpy(a)) for a in arrays)
 
     def loss(self, batch: tuple) -> torch.Tensor:
         """The micro-batch's mean loss per sample (tokens: per masked token, weighted)."""
@@ -138,7 +207,7 @@ class TorchBackend:
         )
         while True:
             for x, y in loader:
-                yield x.to(self.device, non_blocking=True), y.to(self.device, non_blocking=True)
+                yield self._on_device(x), self._on_device(y)
 
     def build_graph(self, batch: tuple) -> None:
         return None  # eager: nothing is traced ahead of the first step

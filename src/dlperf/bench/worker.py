@@ -61,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
             "hostname": socket.gethostname(),
             "dist": dist.to_dict(),
             "framework_environment": backend.environment(),
+            "settings": backend.settings(),
             **timing,
         }
         code = 0

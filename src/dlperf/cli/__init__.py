@@ -15,6 +15,7 @@ from dlperf import __version__
 from dlperf.cli import (
     adaptive_sweeps,
     configuring,
+    frameworks,
     measuring,
     modelling,
     predicting,
@@ -45,6 +46,7 @@ COMMANDS = (
     adaptive_sweeps.add_adaptive_replay,
     adaptive_sweeps.add_adaptive_round,
     studies.add_compare,
+    frameworks.add_compare_frameworks,
 )
 
 #: What a user's input can cause: the project's own errors (dlperf.errors.DlperfError and the
@@ -84,6 +86,8 @@ EXAMPLES = {
     "--out replay/",
     "adaptive-round": "snakemake (the adaptive sweep's rounds run as workflow jobs)",
     "compare": "dlperf compare study-a/results study-b/results",
+    "compare-frameworks": "dlperf compare-frameworks --timings results/timings.csv "
+    "--models results/models/pytorch.json results/models/tensorflow.json",
 }
 
 

@@ -164,9 +164,18 @@ def check_layouts(nodes: Sequence[int], procs: Sequence[int]) -> None:
             )
 
 
+def switch(text: str) -> bool:
+    """``true`` or ``false`` (any case), as the workflow writes a boolean setting."""
+    lowered = text.lower()
+    if lowered not in ("true", "false"):
+        raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+    return lowered == "true"
+
+
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     """`dlperf bench`'s options for what one sample is and how it is trained (the config keys
-    image_size, seq_len, precision and accumulation_steps)."""
+    image_size, seq_len, precision, accumulation_steps, compile, cuda_graphs and input)."""
+    from dlperf.bench.options import INPUTS
     from dlperf.bench.spec import DEFAULT_SEQ_LEN, IMAGE_SIZES, MAX_SEQ_LEN, PRECISIONS
 
     parser.add_argument(
@@ -180,6 +189,26 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--precision", choices=PRECISIONS, default="fp32", help="numeric precision (fp32)"
+    )
+    parser.add_argument(
+        "--compile",
+        type=switch,
+        default=False,
+        metavar="{true,false}",
+        help="true: compile the step (torch.compile, XLA; MXNet is always hybridized)",
+    )
+    parser.add_argument(
+        "--cuda-graphs",
+        type=switch,
+        default=False,
+        metavar="{true,false}",
+        help="true: CUDA graphs (PyTorch, with --compile true, on cuda)",
+    )
+    parser.add_argument(
+        "--input",
+        choices=INPUTS,
+        default="device",
+        help="synthetic batches kept on the device, or copied from the host every step",
     )
     parser.add_argument(
         "--accumulation-steps",

@@ -96,7 +96,7 @@ def add_bench(sub) -> None:
 #: The options of `dlperf bench` named as the RunConfig fields they set.
 RUN_OPTIONS = (
     "framework network device nodes procs batch_size data_size rep warmup_iters "
-    "threads_per_proc dataset seed image_size seq_len precision"
+    "threads_per_proc dataset seed image_size seq_len precision compile cuda_graphs input"
 ).split()
 
 

@@ -26,6 +26,9 @@ def add_fit(sub) -> None:
         type=arg.NON_NEGATIVE,
         help="bootstrap refits per model for its prediction interval (default 20; 0: none)",
     )
+    p.add_argument(
+        "--hardware", help="your own GPU catalogue (YAML; docs/hardware.md); config key hardware"
+    )
     p.add_argument("--out", required=True, type=arg.OUT_FILE, help="model artifact (JSON)")
     p.add_argument(
         "--allow-unfitted",
@@ -42,8 +45,15 @@ def run_fit(args: argparse.Namespace) -> int:
     config = arg.config_of(args)
     stages.chosen_frameworks(args.timings, [args.framework])
     seed = args.seed if args.seed is not None else config["seed"]
+    hardware = args.hardware or config.get("hardware")
     artifact = stages.fit(
-        args.timings, args.framework, config["models"], seed, args.out, args.interval_refits
+        args.timings,
+        args.framework,
+        config["models"],
+        seed,
+        args.out,
+        args.interval_refits,
+        hardware,
     )
     groups = list(artifact["networks"].items())
     if "all_networks" in artifact:
@@ -86,7 +96,8 @@ def add_validate(sub) -> None:
         "--protocol",
         action="append",
         help="repeatable: kfold, loo_procs, loo_batch, extrapolation_procs, extrapolation_batch, "
-        "cross_network, or loo / extrapolation for both of a pair; default: the config's protocols",
+        "cross_network, cross_hardware, or loo / extrapolation for both of a pair; default: the "
+        "config's protocols",
     )
     p.add_argument("--k", type=arg.FOLDS, help="folds for --protocol kfold")
     p.add_argument(

@@ -53,6 +53,15 @@ def add_predict(sub) -> None:
     p.add_argument(
         "--flops-per-sample", type=arg.FLOPS, help="F of an unseen network (generic_xnet)"
     )
+    p.add_argument(
+        "--gpu",
+        help="a GPU type of the catalogue, measured or not: the answer across hardware "
+        "(docs/hardware.md); needs timings of two or more GPU types in the artifact",
+    )
+    p.add_argument(
+        "--precision", default="fp32", help="with --gpu: fp32, tf32, amp_fp16 or bf16 (fp32)"
+    )
+    p.add_argument("--hardware", help="with --gpu: your own GPU catalogue file (YAML)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run_predict)
 
@@ -90,6 +99,8 @@ def run_predict(args: argparse.Namespace) -> int:
     artifact = load_artifact(args.model)
     network = _network(artifact, args.network)
     rows = _rows(args)
+    if args.gpu:
+        return _predict_on_gpu(args, artifact, network, rows)
     table = predict_rows(artifact, network, args.model_name, rows, level=args.level)
     table["total_time_s"] = table["epoch_time_s"] * args.epochs
     missing = interval_missing(artifact, network, args.model_name)
@@ -120,6 +131,97 @@ def run_predict(args: argparse.Namespace) -> int:
     return 0
 
 
+def _hardware_block(artifact: dict, network: str, precision: str) -> dict:
+    """The artifact's answer across hardware for a network and precision, or a one-line error."""
+    block = artifact.get("across_hardware", {}).get(network, {}).get(precision)
+    if block is None or block.get("status") != "ok":
+        why = "" if block is None else f" ({block.get('reason')})"
+        raise UsageError(
+            f"the artifact has no answer across hardware for {network} at {precision}{why}; "
+            "fit timings with gpu and precision columns of two or more GPU types "
+            "(docs/hardware.md)"
+        )
+    return block
+
+
+def _plan_gpus(args, artifact: dict, network: str, data_size, epochs, deadline) -> int:
+    """``plan --gpus``: per GPU type the fewest GPUs that meet the deadline, and the cheapest."""
+    from dlperf.cli import plan_output
+    from dlperf.durations import readable
+    from dlperf.hardware import precision_name
+    from dlperf.models.hardware_plan import cheapest, plan_gpus, read_prices
+    from dlperf.models.planning import DEFAULT_MAX_PROCS
+
+    precision = precision_name(args.precision)
+    block = _hardware_block(artifact, network, precision)
+    work = {
+        "batch_size": args.batch_size,
+        "data_size": data_size,
+        "epochs": epochs,
+        "precision": precision,
+        "max_procs": args.max_procs or DEFAULT_MAX_PROCS,
+        "gpus_per_node": args.gpus_per_node,
+    }
+    prices = read_prices(args.prices, args.hardware)
+    table = plan_gpus(block, args.gpus, prices, work, deadline, args.safe, args.hardware)
+    print(
+        f"{artifact['framework']}/{network} ({precision}): batch {args.batch_size}/GPU, "
+        f"{data_size} samples x {epochs:g} epochs, deadline {readable(deadline)}; "
+        f"GPU types measured: {', '.join(block['gpus'])}"
+    )
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    choice = cheapest(table)
+    if choice is None:
+        print("no GPU type meets the deadline within --max-procs; raise it or the deadline")
+        return 1
+    price = "" if choice["cost"] is None else f", cost {plan_output.number(choice['cost'])}"
+    print(
+        f"cheapest: {int(choice['procs'])} x {choice['gpu']}: "
+        f"{readable(choice['total_time_s'])}, {plan_output.number(choice['gpu_hours'])} "
+        f"GPU-hours{price}"
+    )
+    return 0
+
+
+def _predict_on_gpu(args: argparse.Namespace, artifact: dict, network: str, rows) -> int:
+    """``predict --gpu``: the answer across hardware, saying whether the GPU was measured and
+    how far its figures lie beyond those measured."""
+    from dlperf.hardware import load, precision_name
+    from dlperf.models.hardware_answer import answer_at
+
+    precision = precision_name(args.precision)
+    gpu = load(args.hardware).match(args.gpu).name
+    block = _hardware_block(artifact, network, precision)
+    rows = rows.assign(gpu=gpu, precision=precision)
+    found = answer_at(block, rows, args.hardware)
+    table = rows.drop(columns=["gpu", "precision"]).assign(
+        epoch_time_s=found.predicted,
+        epoch_time_lo_s=found.lo,
+        epoch_time_hi_s=found.hi,
+        total_time_s=found.predicted * args.epochs,
+        reach=found.reach,
+    )
+    measured = "measured" if found.measured.all() else "not measured"
+    reach = float(found.reach.max())
+    beyond = "within" if reach <= 1 else f"up to {reach:.2g}x beyond"
+    said = (
+        f"{artifact['framework']}/{network} on {gpu} ({precision}): {measured}; its figures lie "
+        f"{beyond} those of the GPU types measured ({', '.join(block['gpus'])}). "
+        f"{block['method']}."
+    )
+    if args.json:
+        records = json.loads(table.to_json(orient="records"))
+        print(
+            json.dumps(
+                {"gpu": gpu, "precision": precision, "said": said, "predictions": records}, indent=2
+            )
+        )
+    else:
+        print(said)
+        print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    return 0
+
+
 def add_plan(sub) -> None:
     p = sub.add_parser(
         "plan",
@@ -140,7 +242,10 @@ def add_plan(sub) -> None:
     )
     p.add_argument("--gpus-per-node", type=arg.COUNT, default=8, help="workers a node holds (8)")
     p.add_argument(
-        "--max-procs", type=arg.WORKERS, default=64, help="largest worker count to consider"
+        "--max-procs",
+        type=arg.WORKERS,
+        default=None,  # dlperf.models.planning.DEFAULT_MAX_PROCS (pandas: not while parsing)
+        help="largest worker count to consider",
     )
     p.add_argument(
         "--objective",
@@ -153,6 +258,17 @@ def add_plan(sub) -> None:
         action="store_true",
         help="meet the deadline at the prediction interval's upper end",
     )
+    p.add_argument(
+        "--gpus",
+        nargs="+",
+        help="GPU types of the catalogue to choose among (the answer across hardware; "
+        "docs/hardware.md): per type the fewest GPUs that meet the deadline, and the cheapest",
+    )
+    p.add_argument("--prices", help="with --gpus: YAML of GPU name -> price per GPU-hour")
+    p.add_argument(
+        "--precision", default="fp32", help="with --gpus: fp32, tf32, amp_fp16 or bf16 (fp32)"
+    )
+    p.add_argument("--hardware", help="with --gpus: your own GPU catalogue file (YAML)")
     p.set_defaults(func=run_plan)
 
 
@@ -175,33 +291,34 @@ PLAN_COLUMNS = ["nodes", "procs", "epoch_time_s", "epoch_time_lo_s", "epoch_time
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    import pandas as pd
-
     from dlperf.cli import plan_output
     from dlperf.durations import readable
     from dlperf.models.artifact_check import load_artifact, version_warnings
-    from dlperf.models.planning import cost_unit, parse_duration, plan
-    from dlperf.models.prediction import extrapolation_warnings
+    from dlperf.models.planning import DEFAULT_MAX_PROCS, cost_unit, parse_duration, planned
 
     artifact = load_artifact(args.model)
     warn("plan", version_warnings(artifact))
     network = _network(artifact, args.network)
     data_size, epochs = _work(args)
     deadline = parse_duration(args.deadline)
-    table, choice = plan(
+    if args.gpus:
+        return _plan_gpus(args, artifact, network, data_size, epochs, deadline)
+    max_procs = args.max_procs or DEFAULT_MAX_PROCS
+    found = planned(
         artifact,
         network,
         args.model_name,
         args.batch_size,
-        data_size,
-        epochs,
-        deadline,
-        args.gpus_per_node,
-        args.max_procs,
-        args.objective,
-        args.safe,
-        args.level,
+        data_size=data_size,
+        epochs=epochs,
+        deadline_s=deadline,
+        gpus_per_node=args.gpus_per_node,
+        max_procs=max_procs,
+        objective=args.objective,
+        safe=args.safe,
+        level=args.level,
     )
+    table, choice = found.table, found.choice
     cost, cost_label = cost_unit(artifact, network)
     print(
         f"{artifact['framework']}/{network}, model {args.model_name}: "
@@ -210,18 +327,14 @@ def run_plan(args: argparse.Namespace) -> int:
     )
     columns = [*PLAN_COLUMNS, "total_time_s", cost, "meets_deadline"]
     print(plan_output.table_text(table, choice, columns))
-    chosen = choice if choice is not None else table.sort_values("total_time_s").iloc[0]
-    layout = pd.DataFrame([chosen])[["nodes", "procs", "batch_size"]]
     which = "chosen" if choice is not None else "fastest"
-    warn(
-        "plan",
-        [f"the {which} layout: {w}" for w in extrapolation_warnings(artifact, network, layout)],
-    )
+    warn("plan", [f"the {which} layout: {w}" for w in found.extrapolated])
     if choice is None:
+        fastest = found.fastest
         print(
-            f"no layout up to {args.max_procs} workers meets the deadline; the fastest is "
-            f"{int(chosen['procs'])} workers on {int(chosen['nodes'])} node(s) at "
-            f"{readable(chosen['total_time_s'])}. Raise --max-procs or the deadline."
+            f"no layout up to {max_procs} workers meets the deadline; the fastest is "
+            f"{int(fastest['procs'])} workers on {int(fastest['nodes'])} node(s) at "
+            f"{readable(fastest['total_time_s'])}. Raise --max-procs or the deadline."
         )
         return 1
     print(

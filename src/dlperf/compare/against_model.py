@@ -10,8 +10,7 @@ import numpy as np
 import pandas as pd
 
 from dlperf.errors import DlperfError
-from dlperf.measurements.configuration import CONFIG_KEYS, key, label
-from dlperf.measurements.tables import POINT_KEYS
+from dlperf.measurements.configuration import CONFIG_KEYS, POINT_KEYS, key, label
 from dlperf.models.prediction import predict_rows
 from dlperf.study.files import StudyFiles
 

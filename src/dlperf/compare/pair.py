@@ -8,8 +8,9 @@ t-test (``dlperf.compare.statistics``): the ratio (candidate / baseline, of the 
 the repetitions' medians) with its interval and a p-value, corrected for the number of
 configurations compared (Benjamini-Hochberg, scipy.stats.false_discovery_control).
 Repetitions during which other programs used much of the host's CPU (the run record's
-``noise.foreign_cpu_fraction`` above NOISY_FOREIGN_CPU) measure the neighbours, not the code:
-they are left out of the test (counted in ``disturbed_runs``) unless ``keep_disturbed``.
+``noise.foreign_cpu_fraction``, tested as the timings table tests it) measure the neighbours,
+not the code: they are left out of the test (counted in ``disturbed_runs``) unless
+``keep_disturbed``.
 
 A configuration is *slower* (*faster*) when its one-sided p-value, corrected within that
 direction, is below ``alpha``; a slower one whose ratio exceeds 1 + ``threshold`` is a
@@ -38,7 +39,7 @@ from dlperf.compare.against_model import MODEL_COLUMNS, check_against_model
 from dlperf.errors import NotComparable
 from dlperf.measurements.configuration import CONFIG_KEYS, as_dict, label
 from dlperf.measurements.configuration import key as configuration_key
-from dlperf.measurements.tables import NOISY_FOREIGN_CPU
+from dlperf.measurements.tables import disturbed
 from dlperf.study.files import StudyFiles
 
 # A configuration is also what one sample is and how it is trained (image size, sequence
@@ -148,12 +149,6 @@ class Comparison:
         )
 
 
-def is_disturbed(record: dict) -> bool:
-    """Other programs used much of the host's CPU during the run's epoch."""
-    share = (record.get("noise") or {}).get("foreign_cpu_fraction")
-    return share is not None and share > NOISY_FOREIGN_CPU
-
-
 @dataclass
 class Repetitions:
     """A configuration's successful runs in one study: iteration times of each repetition
@@ -169,13 +164,16 @@ class Repetitions:
 
 
 def repetitions_by_configuration(records: list[dict]) -> dict[tuple, Repetitions]:
-    """Successful runs grouped by configuration."""
+    """Successful runs grouped by configuration, each flagged as the timings table flags it
+    (dlperf.measurements.tables.disturbed: one test of a disturbed run)."""
+    ok = [r for r in records if r["status"] == "ok"]
+    shares = [(r.get("noise") or {}).get("foreign_cpu_fraction") for r in ok]
+    flags = disturbed(pd.DataFrame({"foreign_cpu_fraction": shares}, dtype=float))
     grouped: dict[tuple, Repetitions] = {}
-    for record in records:
-        if record["status"] == "ok":
-            reps = grouped.setdefault(configuration_key(record["config"]), Repetitions())
-            reps.times.append(np.asarray(record["iter_times_s"], float))
-            reps.disturbed.append(is_disturbed(record))
+    for record, flag in zip(ok, flags, strict=True):
+        reps = grouped.setdefault(configuration_key(record["config"]), Repetitions())
+        reps.times.append(np.asarray(record["iter_times_s"], float))
+        reps.disturbed.append(bool(flag))
     return grouped
 
 

@@ -21,7 +21,11 @@ import sys
 from pathlib import Path
 
 from dlperf.errors import EnvironmentProblem, InputFileError
-from dlperf.io import SCHEMA_VERSION, atomic_write_json
+from dlperf.io import atomic_write_json
+
+#: The format version of an environment description (results/envs/<framework>.json), built
+#: here or by a site (dlperf.environments.site).
+VERSION = 1
 
 COMPLETE_MARKER = ".dlperf-complete"
 
@@ -113,7 +117,7 @@ def build_and_describe(framework: str, requirements: Path, root: Path, out: Path
     """Build the environment and write its description (the lock) to ``out``."""
     env = build(framework, requirements, root, log=log)
     description = {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": VERSION,
         "framework": framework,
         "python": str(env / "bin" / "python"),
         "python_version": python_version(env),

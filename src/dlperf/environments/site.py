@@ -22,8 +22,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from dlperf.environments.requirements import VERSION
 from dlperf.errors import EnvironmentProblem
-from dlperf.io import SCHEMA_VERSION, atomic_write_json, atomic_write_text
+from dlperf.io import atomic_write_json, atomic_write_text
 
 #: The module a framework imports as, and the distributions whose versions are its own.
 FRAMEWORK_MODULES = {"pytorch": "torch", "tensorflow": "tensorflow", "mxnet": "mxnet"}
@@ -109,7 +110,7 @@ def describe_site_env(framework: str, kind: str, value: str, out: Path, root: Pa
         where = f"the container image {value}"
     found = probe(framework, str(python), where)
     description = {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": VERSION,
         "framework": framework,
         "kind": kind,
         "python": str(python),

@@ -1,12 +1,22 @@
-"""What one configuration is, for every reader of run records: its key (the point keys and the
-input settings, a missing input setting read as its default) and its label as people name it.
+"""What one configuration is, for every reader of run records and tables: its columns, its key
+(the point keys and the input settings, a missing input setting read as its default) and its
+label as people name it.
 Two runs are of one configuration exactly when their keys are equal, so a comparison and the
 check against a model never pool runs of another precision or accumulation."""
 
 from __future__ import annotations
 
-from dlperf.measurements.tables import INPUT_COLUMNS, POINT_KEYS
+POINT_KEYS = ["framework", "network", "device", "nodes", "procs", "batch_size", "data_size"]
+CONFIG_COLUMNS = [*POINT_KEYS, "rep"]
+# What one sample is and how it is trained; a record from before they existed ran the default.
+# grad_accum_steps: micro-batches (of batch_size each) per optimizer step, one all-reduce each.
+INPUT_COLUMNS = {"image_size": 32, "seq_len": 128, "precision": "fp32", "grad_accum_steps": 1}
 
+# Micro-batches per optimizer step (gradient accumulation): a contract with the run records
+# config key ``accumulation_steps`` and external CSVs. ``batch_size`` is the per-worker
+# micro-batch and an iteration is one micro-batch; the gradient is exchanged once per step.
+# Absent means 1. Rows that differ in it are different configurations.
+ACCUMULATION = "grad_accum_steps"
 #: The columns of a configuration's key, in the order of :func:`key`.
 CONFIG_KEYS = POINT_KEYS + list(INPUT_COLUMNS)
 

@@ -22,7 +22,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from dlperf.errors import DlperfError, InputFileError, UsageError
+from dlperf.errors import DlperfError, InputFileError, UnknownName, UsageError
+from dlperf.hardware import precision_name
 from dlperf.io import unopenable
 from dlperf.limits import (
     MAX_BATCH,
@@ -252,6 +253,7 @@ def read_external_runs(path: str | os.PathLike) -> pd.DataFrame:
             frame[column] = text
         else:
             frame[column] = DEFAULTS[column]
+    _hardware_columns(raw, frame, path)
     for column in ("procs", "batch_size"):
         frame[column] = _numeric(raw, column, path, integer=True)
     frame["nodes"] = (
@@ -287,7 +289,7 @@ def read_external_runs(path: str | os.PathLike) -> pd.DataFrame:
         if column in raw.columns:
             frame[column] = _numeric(raw, column, path, integer=False)
 
-    keys = tables.POINT_KEYS + [tables.ACCUMULATION, "rep"]
+    keys = tables.POINT_KEYS + [tables.ACCUMULATION, *tables.SERIES_COLUMNS, "rep"]
     duplicated = frame.duplicated(keys, keep=False).to_numpy()
     if duplicated.any():
         _fail(
@@ -296,3 +298,21 @@ def read_external_runs(path: str | os.PathLike) -> pd.DataFrame:
             "remove the duplicates or number repetitions in a 'rep' column",
         )
     return frame
+
+
+def _hardware_columns(raw: pd.DataFrame, frame: pd.DataFrame, path) -> None:
+    """``gpu`` (free text, as NVML or a table names it; empty: not said) and ``precision``
+    (fp32, tf32, amp_fp16 or bf16, or a published spelling of one; empty: fp32) into ``frame``."""
+    gpu = raw["gpu"] if "gpu" in raw.columns else pd.Series("", index=raw.index)
+    frame["gpu"] = gpu.fillna("").astype(str).str.strip()
+    if "precision" not in raw.columns:
+        frame["precision"] = tables.INPUT_COLUMNS["precision"]
+        return
+    text = raw["precision"].fillna(tables.INPUT_COLUMNS["precision"]).astype(str)
+    names = {}
+    for value in text.unique():
+        try:
+            names[value] = precision_name(value)
+        except UnknownName as exc:
+            _fail(path, f"column 'precision' at {_rows((text == value).to_numpy())}: {exc}")
+    frame["precision"] = text.map(names)

@@ -7,25 +7,23 @@ the median epoch time over its repetitions.
 from __future__ import annotations
 
 import io
-import json
-import math
 import os
 from collections.abc import Iterable
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from dlperf.bench.spec import RunConfig, run_features
-from dlperf.errors import DlperfError, InputFileError
+from dlperf.errors import InputFileError
 from dlperf.io import atomic_path, atomic_write_text, unopenable
-from dlperf.layout import RUN_RECORD_NAME_PATTERN
+from dlperf.measurements.configuration import (
+    ACCUMULATION,
+    CONFIG_COLUMNS,
+    INPUT_COLUMNS,
+    POINT_KEYS,
+)
+from dlperf.measurements.records import read_record
 
-POINT_KEYS = ["framework", "network", "device", "nodes", "procs", "batch_size", "data_size"]
-CONFIG_COLUMNS = [*POINT_KEYS, "rep"]
-# What one sample is and how it is trained; a record from before they existed ran the default.
-# grad_accum_steps: micro-batches (of batch_size each) per optimizer step, one all-reduce each.
-INPUT_COLUMNS = {"image_size": 32, "seq_len": 128, "precision": "fp32", "grad_accum_steps": 1}
 TIMING_COLUMNS = (
     CONFIG_COLUMNS
     + list(INPUT_COLUMNS)
@@ -52,6 +50,7 @@ TIMING_COLUMNS = (
         "hostname",
         "cpu_model",
         "gpu_names",
+        "gpu",  # the GPU type as NVML names it (the host's first GPU), empty on CPU runs
         "slurm_job_id",
         "git_commit",
         "start_time",
@@ -67,6 +66,7 @@ TIMING_COLUMNS = (
         "gpu_power_w",  # NVML, mean power of all the run's GPUs together
         "energy_per_sample_j",  # the run's GPU energy over the epoch / samples trained
         "foreign_cpu_fraction",  # CPU used by other programs on rank 0's host (noise)
+        "data_wait_fraction",  # share of the timed iterations spent fetching batches (rank 0)
     ]
 )
 MIB = 2**20
@@ -78,126 +78,11 @@ NETWORK_FEATURES = ["param_count", "flops_per_sample"]
 # How workers shared a node (the generic model's core_share and ps_sync terms); optional:
 # absent cores mean a worker with its own device, absent ps_servers one parameter server.
 LAYOUT_COLUMNS = ["threads_per_worker", "cores_per_node", "ps_servers"]
-# Micro-batches per optimizer step (gradient accumulation): a contract with the run records
-# config key ``accumulation_steps`` and external CSVs. ``batch_size`` is the per-worker
-# micro-batch and an iteration is one micro-batch; the gradient is exchanged once per step.
-# Absent means 1. Rows that differ in it are different configurations.
-ACCUMULATION = "grad_accum_steps"
+# The GPU type and precision of a run: rows that differ in either are never pooled into one point.
+SERIES_COLUMNS = ["gpu", "precision"]
 FAILURE_COLUMNS = (
     CONFIG_COLUMNS + list(INPUT_COLUMNS) + ["status", "error", "hostname", "slurm_job_id", "record"]
 )
-
-
-# The epoch is timed around its iterations: their sum falls short of it by the loop's own
-# time (measured: under 0.03 %), never by more than this share plus a clock's granularity.
-EPOCH_TOLERANCE = 0.05
-EPOCH_SLACK_S = 1e-3
-
-
-class RecordError(DlperfError):
-    pass
-
-
-STATUSES = ("ok", "failed", "timeout", "oom")
-# Fields of a successful run the table is built from, with what each must be.
-OK_NUMBERS = ("epoch_time_s", "samples_per_s")
-OK_COUNTS = ("iters_per_epoch", "warmup_iters")
-
-
-def _is_number(value, positive: bool = False) -> bool:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    return ok and (value > 0 if positive else True)
-
-
-def record_problem(record: object) -> str | None:
-    """What is wrong with a run record's structure, or None when the table can use it."""
-    if not isinstance(record, dict):
-        return "it is not a JSON object"
-    missing = [key for key in ("config", "status", "environment") if key not in record]
-    if missing:
-        return f"it lacks {', '.join(missing)}"
-    config = record["config"]
-    if not isinstance(config, dict) or not isinstance(record["environment"], dict):
-        return "its config or environment is not an object"
-    absent = [key for key in CONFIG_COLUMNS if key not in config]
-    if absent:
-        return f"its config lacks {', '.join(absent)}"
-    for key in ("nodes", "procs", "batch_size", "data_size"):
-        if not (
-            isinstance(config[key], int) and not isinstance(config[key], bool) and config[key] > 0
-        ):
-            return f"its config has {key}={config[key]!r}, not a positive integer"
-    if record["status"] not in STATUSES:
-        return f"its status {record['status']!r} is not one of {', '.join(STATUSES)}"
-    if record["status"] != "ok":
-        return None
-    times = record.get("iter_times_s")
-    if not isinstance(times, list) or not times:
-        return "it has status ok but no iteration times"
-    if not all(_is_number(t, positive=True) for t in times):
-        return "its iteration times are not all positive numbers"
-    for key in OK_NUMBERS:
-        if not _is_number(record.get(key), positive=True):
-            return f"it has status ok but {key}={record.get(key)!r}"
-    for key in OK_COUNTS:
-        value = record.get(key)
-        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
-            return f"it has status ok but {key}={value!r}"
-    return _timing_mismatch(record)
-
-
-def _timing_mismatch(record: dict) -> str | None:
-    """A successful record whose totals no longer follow from its iteration times (the
-    harness times the epoch around exactly those iterations): an edited record."""
-    times = record["iter_times_s"]
-    if record["iters_per_epoch"] != len(times):
-        return f"its iters_per_epoch={record['iters_per_epoch']} but it holds {len(times)} times"
-    total, epoch = math.fsum(times), record["epoch_time_s"]
-    if abs(epoch - total) > EPOCH_TOLERANCE * total + EPOCH_SLACK_S:
-        return (
-            f"its epoch_time_s={epoch:g} but its iteration times add up to {total:g} s "
-            "(the epoch is timed around them)"
-        )
-    return None
-
-
-def _name_mismatch(record: dict, path: Path) -> str | None:
-    """A workflow record (runs/<framework>/<network>/n.._p.._b.._d.._r...json) whose
-    configuration is not the one its path names."""
-    match = RUN_RECORD_NAME_PATTERN.fullmatch(path.name)
-    if not match:
-        return None
-    config = record["config"]
-    # A name without the accumulation suffix is a run without accumulation.
-    named = {key: int(value or 1) for key, value in match.groupdict().items()}
-    named |= {"framework": path.parent.parent.name, "network": path.parent.name}
-    given = {"grad_accum_steps": 1} | config
-    differ = [key for key, value in named.items() if given.get(key) != value]
-    if differ:
-        found = ", ".join(f"{key}={config.get(key)!r}" for key in differ)
-        return f"its configuration ({found}) is not the one its file name and folder give"
-    return None
-
-
-def read_record(path: str | os.PathLike) -> dict:
-    """One run record; a truncated or malformed file is an error naming the file and the fix."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            record = json.load(fh)
-    except FileNotFoundError:
-        raise InputFileError(f"run record {path} does not exist; check the path") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise RecordError(
-            f"run record {path} is not valid JSON ({exc}); it was probably truncated. "
-            "Delete it and re-run the workflow to measure that configuration again."
-        ) from exc
-    problem = record_problem(record) or _name_mismatch(record, Path(path))
-    if problem:
-        raise RecordError(
-            f"run record {path} cannot be used: {problem}; it was not written whole by "
-            "`dlperf bench`. Delete it and re-run the workflow to measure it again."
-        )
-    return record
 
 
 def iteration_stats(series: list[list[float]]) -> dict[str, np.ndarray]:
@@ -252,6 +137,7 @@ def _timing_row(record: dict) -> dict:
         hostname=env.get("hostname"),
         cpu_model=env.get("cpu_model"),
         gpu_names=";".join(env.get("gpu_names") or []),
+        gpu=(env.get("gpu_names") or [""])[0],
         slurm_job_id=env.get("slurm_job_id"),
         git_commit=env.get("git_commit"),
         start_time=env.get("start_time"),
@@ -290,6 +176,7 @@ def _resource_columns(record: dict) -> dict:
         "gpu_power_w": used.get("gpu_power_mean_w"),
         "energy_per_sample_j": scaled("gpu_energy_j", samples),
         "foreign_cpu_fraction": noise.get("foreign_cpu_fraction"),
+        "data_wait_fraction": record.get("data_wait_fraction"),
     }
 
 
@@ -419,7 +306,7 @@ def to_points(timings: pd.DataFrame) -> pd.DataFrame:
     # Rows that do not say (a table written before the column, an external one) did not
     # accumulate.
     timings = with_accumulation(timings)
-    keys = POINT_KEYS + [ACCUMULATION]
+    keys = POINT_KEYS + [ACCUMULATION] + [c for c in SERIES_COLUMNS if c in timings.columns]
     grouped = timings.groupby(keys, sort=True, dropna=False)
     # Network features (for across-network models) and the cores setting are the same in
     # every repetition.

@@ -22,6 +22,8 @@ from .castello import CastelloModel
 from .ernest import ErnestModel
 from .extrap_pmnf import ExtraPModel
 from .generic import GenericAcrossNetworks, GenericModel
+from .generic_hw import GenericHardwareModel
+from .lattuada_hw import LattuadaHardwareModel, PowerLawHardwareModel
 from .linreg_sfs import LinregSFSModel
 from .loglin import LogLinearModel
 from .usl import USLModel
@@ -37,6 +39,9 @@ MODELS: dict[str, type[PerformanceModel]] = {
         CastelloModel,
         LogLinearModel,
         GenericAcrossNetworks,
+        LattuadaHardwareModel,
+        PowerLawHardwareModel,
+        GenericHardwareModel,
     )
 }
 

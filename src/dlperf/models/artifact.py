@@ -9,12 +9,14 @@ import pandas as pd
 
 import dlperf
 from dlperf.errors import UnknownName
-from dlperf.io import SCHEMA_VERSION
 
 from . import MODELS, InsufficientData, ModelUnavailable, make_model, model_from_dict
+from .answer import growth_scores
 from .answer_explained import answer_block
-from .backtest import backtest
+from .artifact_check import VERSION
+from .backtest import CONFIGURATION, backtest
 from .base import FEATURES, TARGET, PerformanceModel, capabilities_of, iterations
+from .hardware_answer import fit_across_hardware
 from .identifiability import identifiability_block
 from .intervals import DEFAULT_REFITS, bootstrap_interval
 from .terms import measured_layout
@@ -81,7 +83,7 @@ def breakdown_table(model: PerformanceModel, points: pd.DataFrame) -> list[dict]
 def _header(framework: str, seed: int) -> dict:
     """What every artifact starts with: whose models, fitted how, by which dlperf."""
     return {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": VERSION,
         "framework": framework,
         "dlperf_version": dlperf.__version__,
         "seed": seed,
@@ -105,7 +107,16 @@ def measured_levels(points: pd.DataFrame) -> dict:
         # Iterations per epoch, least and most: a question outside asks for an epoch length
         # the measurements never had (the answer then uses per-iteration models only).
         "iterations": [int(iterations(points).min()), int(iterations(points).max())],
+        # Nothing the answer says runs faster than perfect scaling of this (docs/model.md).
+        "best_samples_per_s_per_worker": best_per_worker(points),
     }
+
+
+def best_per_worker(points: pd.DataFrame) -> float:
+    """The best per-worker throughput measured: the largest over configurations of the median
+    over their repetitions of d / (T p)."""
+    rate = points["data_size"] / points[TARGET] / points["procs"]
+    return float(rate.groupby([points[c] for c in CONFIGURATION]).median().max())
 
 
 def fit_framework(
@@ -114,6 +125,7 @@ def fit_framework(
     models: dict[str, dict],
     seed: int,
     refits: int = DEFAULT_REFITS,
+    hardware: str | None = None,
 ) -> dict:
     """The model artifact of one framework: every model per network, and the across-network
     models (``generic_xnet``) once over all networks; each with ``refits`` bootstrap refits for
@@ -136,7 +148,12 @@ def fit_framework(
             "backtest": backtest(group, per_network, seed),
         }
     artifact = {**_header(framework, seed), "networks": networks}
-    # The answer weighs every network's backtest (the others' at a lower weight).
+    # Networks measured on two or more GPU types: the answer across hardware (docs/hardware.md).
+    across_hardware = fit_across_hardware(selected, hardware)
+    if across_hardware:
+        artifact["across_hardware"] = across_hardware
+    # How fast the answer's error grew with distance in the backtest, over every network.
+    artifact["answer_growth_scores"] = growth_scores(artifact)
     for network in networks:
         networks[network]["answer"] = answer_block(artifact, network)
     if across:
@@ -172,8 +189,8 @@ def model_entry(artifact: dict, network: str, name: str) -> dict:
             available[ALL_NETWORKS] = list(artifact["all_networks"]["models"])
         raise UnknownName(
             f"the artifact for {artifact.get('framework')} has no model {name!r} for network "
-            f"{network!r}; it has {available}. Pick one of those with --network/--model-name, or "
-            "add the model to the config's models: and fit again"
+            f"{network!r}; it has {available}. Pick one of those networks and models, or add the "
+            "model to the config's models: and fit again"
         )
     return entry
 

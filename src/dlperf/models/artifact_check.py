@@ -7,10 +7,14 @@ import os
 
 import dlperf
 from dlperf.errors import DlperfError, InputFileError
-from dlperf.io import SCHEMA_VERSION, read_json
+from dlperf.io import read_json
 
 from . import MODELS
 from .terms import TERMS
+
+#: The model artifact's format version (models/<framework>.json, its ``schema_version``);
+#: an artifact of another version is refused with the fix, never half read.
+VERSION = 1
 
 
 class ArtifactError(DlperfError):
@@ -134,9 +138,9 @@ def check_artifact(artifact: object, source: str) -> dict:
     if not isinstance(artifact, dict) or not isinstance(artifact.get("networks"), dict):
         raise ArtifactError(f"{source} is not a model artifact; write one with `dlperf fit`")
     version = artifact.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if version != VERSION:
         raise ArtifactError(
-            f"{source}: schema_version is {version!r}, this dlperf reads {SCHEMA_VERSION}; "
+            f"{source}: schema_version is {version!r}, this dlperf reads {VERSION}; "
             "fit the models again with `dlperf fit` (or `snakemake`)"
         )
     groups = [(f"networks.{n}", info) for n, info in artifact["networks"].items()]

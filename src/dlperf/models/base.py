@@ -91,6 +91,9 @@ class Capabilities:
     # it predicts an epoch of more iterations than measured by construction; a model of epoch
     # time in d directly learns nothing of d where the data size never varied on its own.
     per_iteration: bool = False
+    # It predicts a GPU type it was not fitted on, from the rows' ``gpu`` and ``precision`` and
+    # the hardware catalogue (docs/hardware.md); it needs two or more GPU types to fit.
+    across_hardware: bool = False
 
 
 class PerformanceModel(ABC):

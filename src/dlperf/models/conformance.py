@@ -48,22 +48,30 @@ from .intervals import DEFAULT_LEVEL, bootstrap_interval, interval
 # a ring all-reduce in p), with each network's FLOPs and parameters scaling its terms.
 NETWORKS = {"net_a": (1.0e6, 5.0e4), "net_b": (4.0e6, 2.0e5)}  # flops_per_sample, param_count
 PROCS, BATCHES, DATA_SIZES = (1, 2, 4, 8), (8, 16, 32, 64), (2048, 8192)
+# For a model across hardware: GPU types (catalogue names) and how much faster each computes and
+# exchanges than the first, at mixed precision.
+GPUS = {"V100-SXM2-16GB": (1.0, 1.0), "A100-SXM4-80GB": (2.5, 2.0), "H100-SXM5-80GB": (7.9, 3.0)}
 
 
 def conformance_points(model_class: type[PerformanceModel], seed: int = 0) -> pd.DataFrame:
-    """Measured points for ``model_class``: one network, or two where it fits across networks
-    (its capabilities say which), with 1 % log-normal noise."""
+    """Measured points for ``model_class``: one network, or two where it fits across networks,
+    on one GPU type, or three where it fits across hardware (its capabilities say which), with
+    1 % log-normal noise."""
     capabilities = capabilities_of(model_class)
     networks = list(NETWORKS) if capabilities.across_networks else ["net_a"]
+    gpus = list(GPUS) if capabilities.across_hardware else list(GPUS)[:1]
     rng = np.random.default_rng(seed)
     rows = []
-    for network, p, b, d in itertools.product(networks, PROCS, BATCHES, DATA_SIZES):
+    for gpu, network, p, b, d in itertools.product(gpus, networks, PROCS, BATCHES, DATA_SIZES):
         flops, params = NETWORKS[network]
-        t_iter = 2e-3 + 1e-10 * flops * b**0.9 + 2e-7 * params * (p - 1) / p
+        compute, link = GPUS[gpu]
+        t_iter = 2e-3 + 1e-10 * flops * b**0.9 / compute + 2e-7 * params * (p - 1) / p / link
         epoch = 0.2 + np.ceil(d / (p * b)) * t_iter
         rows.append(
             {
                 "network": network,
+                "gpu": gpu,
+                "precision": "amp_fp16",
                 "nodes": 1,
                 "procs": p,
                 "batch_size": b,

@@ -4,6 +4,7 @@ CPU-hours on CPUs), that meet a deadline."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -11,13 +12,16 @@ from dlperf.durations import parse_duration  # noqa: F401 (the planner's API)
 from dlperf.errors import UsageError
 
 from .intervals import DEFAULT_LEVEL
-from .prediction import interval_missing, predict_rows
+from .prediction import extrapolation_warnings, interval_missing, predict_rows
+
+#: The most workers a plan considers unless told (`dlperf plan` and the report's target).
+DEFAULT_MAX_PROCS = 64
 
 
 def layouts(max_procs: int, gpus_per_node: int) -> list[tuple[int, int]]:
     """(nodes, procs) with the fewest nodes that hold p workers, evenly spread."""
     if max_procs < 1 or gpus_per_node < 1:
-        raise ValueError("--max-procs and --gpus-per-node must be at least 1")
+        raise ValueError("the most workers and the GPUs per node must be at least 1")
     out = []
     for p in range(1, max_procs + 1):
         nodes = math.ceil(p / gpus_per_node)
@@ -56,7 +60,7 @@ def plan(
     The cost column is named by :func:`cost_unit` (``gpu_hours``, ``cpu_hours`` or
     ``worker_hours``: workers x hours)."""
     if objective not in ("workers", "cost"):
-        raise ValueError(f"--objective must be 'workers' or 'cost', got {objective!r}")
+        raise ValueError(f"the objective must be 'workers' or 'cost', got {objective!r}")
     if epochs <= 0:
         raise ValueError(f"the number of epochs must be positive, got {epochs}")
     candidates = pd.DataFrame(layouts(max_procs, gpus_per_node), columns=["nodes", "procs"])
@@ -64,12 +68,12 @@ def plan(
     candidates["data_size"] = int(data_size)
     if safe and interval_missing(artifact, network, model_name):
         raise UsageError(
-            f"model {model_name!r} has no prediction interval, so --safe cannot be used: "
-            f"{interval_missing(artifact, network, model_name)}; leave out --safe or choose "
-            "another model with --model-name"
+            f"model {model_name!r} has no prediction interval, so no plan can rest on its upper "
+            f"end: {interval_missing(artifact, network, model_name)}; plan on the prediction "
+            "itself or choose another model"
         )
     table = predict_rows(artifact, network, model_name, candidates, level=level)
-    # The deadline is judged on the interval's upper end with --safe, else on the prediction.
+    # The deadline is judged on the interval's upper end when safe, else on the prediction.
     basis = table["epoch_time_hi_s"] if safe else table["epoch_time_s"]
     table["total_time_s"] = basis * epochs
     cost, _ = cost_unit(artifact, network)
@@ -81,3 +85,33 @@ def plan(
     key = ["procs"] if objective == "workers" else [cost, "procs"]
     choice = feasible.sort_values(key, kind="stable").iloc[0]
     return table, choice.to_dict()
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A plan and what is said of it: every layout (``table``), the chosen one (None when no
+    layout meets the deadline), the fastest, and where the answer (the chosen layout, else the
+    fastest) leaves the measurements."""
+
+    table: pd.DataFrame
+    choice: dict | None
+    fastest: dict
+    extrapolated: list[str]
+
+    @property
+    def answer(self) -> dict:
+        return self.choice or self.fastest
+
+
+def planned(artifact: dict, network: str, model_name: str, batch_size: int, **asked) -> Planned:
+    """:func:`plan` with the fastest layout (of equally fast ones, the fewest workers) and the
+    extrapolation warnings of the answer: the one orchestration `dlperf plan` and the report's
+    planning answer share. ``asked`` holds :func:`plan`'s other arguments."""
+    table, choice = plan(artifact, network, model_name, batch_size, **asked)
+    fastest = table.sort_values(["total_time_s", "procs"], kind="stable").iloc[0].to_dict()
+    row = choice or fastest
+    layout = pd.DataFrame(
+        [{"nodes": int(row["nodes"]), "procs": int(row["procs"]), "batch_size": int(batch_size)}]
+    )
+    warnings = extrapolation_warnings(artifact, network, layout)
+    return Planned(table, choice, fastest, warnings)

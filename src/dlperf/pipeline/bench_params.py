@@ -17,7 +17,14 @@ from dlperf.layout import WORKFLOW
 
 #: Study-level settings of what one sample is and how it is trained, with the values every
 #: run had before they existed (`dlperf bench`'s defaults).
-INPUT_DEFAULTS = {"image_size": 32, "seq_len": 128, "precision": "fp32"}
+INPUT_DEFAULTS = {
+    "image_size": 32,
+    "seq_len": 128,
+    "precision": "fp32",
+    "compile": False,
+    "cuda_graphs": False,
+    "input": "device",
+}
 
 
 def measured_settings(config: Mapping) -> str:
@@ -35,7 +42,7 @@ def measured_settings(config: Mapping) -> str:
     # and its jobs' params (so its records) stay as they were.
     for key, default in INPUT_DEFAULTS.items():
         if config.get(key, default) != default:
-            options += [f"--{key.replace('_', '-')}", str(config[key])]
+            options += [f"--{key.replace('_', '-')}", str(config[key]).lower()]
     return shlex.join(options)
 
 

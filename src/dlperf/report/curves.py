@@ -2,8 +2,9 @@
 
 Curve and band come from :func:`dlperf.models.prediction.prediction_table`, the function behind
 ``dlperf predict`` and ``dlperf plan``, at the same level, so the band at a point is the interval
-``dlperf predict`` prints there. A model without bootstrap refits has no band, and the curve says
-why for the caption.
+``dlperf predict`` prints there, drawn within physics (never faster than perfect scaling of the
+best per-worker throughput measured, never at a non-positive time). A model without bootstrap
+refits has no band, and the curve says why for the caption.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dlperf.models.answer import ANSWER
+from dlperf.models.answer import ANSWER, within_physics
 from dlperf.models.artifact import model_entry
 from dlperf.models.intervals import DEFAULT_LEVEL
 from dlperf.models.prediction import interval_missing, prediction_table
@@ -32,8 +33,12 @@ class Curve:
 def model_curve(name: str, artifact: dict, network: str, level: float = DEFAULT_LEVEL) -> Curve:
     """The curve of one fitted model of an artifact, with its band at ``level``."""
 
+    measured = (artifact.get("networks", {}).get(network) or {}).get("measured") or {}
+
     def table(rows: pd.DataFrame) -> pd.DataFrame:
-        return prediction_table(artifact, network, name, rows, level)
+        # Drawn within physics: never above perfect scaling of the best measured per-worker
+        # throughput, never at a non-positive time (docs/model.md, "The answer").
+        return within_physics(prediction_table(artifact, network, name, rows, level), measured)
 
     def predict(rows: pd.DataFrame) -> np.ndarray:
         return table(rows)["epoch_time_s"].to_numpy(float)

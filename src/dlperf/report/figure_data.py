@@ -62,11 +62,13 @@ def predicted_speedup(
     curve: Curve, points: pd.DataFrame, batch: int, data: int, base: pd.Series
 ) -> tuple[pd.Series, np.ndarray]:
     """Workers from the fewest measured (``base``) on, and the speed-up the model predicts there
-    relative to ``base``, times its worker count (as the measured speed-up is)."""
+    relative to ``base``, times its worker count (as the measured speed-up is), at most the
+    ideal."""
     grid = prediction_grid(points, batch, data)
     grid = grid[grid["procs"] >= base["procs"]]
     pred = np.asarray(curve.predict(grid), dtype=float)
-    return grid["procs"], pred[0] / pred * base["procs"]
+    # Never drawn above the ideal line (speed-up = workers): no prediction beats perfect scaling.
+    return grid["procs"], np.minimum(pred[0] / pred * base["procs"], grid["procs"].to_numpy(float))
 
 
 def protocols(predictions: pd.DataFrame) -> list[str]:

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from dlperf.models.generic import TERMS
-from dlperf.models.planning import parse_duration, plan
-from dlperf.models.prediction import extrapolation_warnings, predict_rows
+from dlperf.models.planning import DEFAULT_MAX_PROCS, parse_duration, planned
+from dlperf.models.prediction import predict_rows
 
 from . import disturbed
 from .scaling import Scaling, largest_scale  # noqa: F401 (the Summary's findings)
@@ -30,7 +30,6 @@ COMMUNICATION_TERMS = (
     "ps_sync",
 )
 INTERVAL_LEVEL = 0.9
-DEFAULT_PLAN_MAX_PROCS = 64
 
 
 def reference_point(points: pd.DataFrame, scales: list[Scaling]) -> pd.Series:
@@ -213,19 +212,19 @@ def planning_answer(study: Study, framework: str, network: str, model: str) -> P
         "data_size": int(target["data_size"]),
         "epochs": float(target["epochs"]),
         "deadline_s": parse_duration(str(target["deadline"])),
-        "max_procs": int(target.get("max_procs") or DEFAULT_PLAN_MAX_PROCS),
+        "max_procs": int(target.get("max_procs") or DEFAULT_MAX_PROCS),
     }
-    artifact = study.artifacts[framework]
-    table, choice = plan(
-        artifact, network, model, **asked, gpus_per_node=per_node, level=INTERVAL_LEVEL
+    found = planned(
+        study.artifacts[framework],
+        network,
+        model,
+        **asked,
+        gpus_per_node=per_node,
+        level=INTERVAL_LEVEL,
     )
-    fastest = table.sort_values(["total_time_s", "procs"], kind="stable").iloc[0].to_dict()
-    row = choice or fastest
-    layout = pd.DataFrame(
-        [{"nodes": int(row["nodes"]), "procs": int(row["procs"]), "batch_size": batch}]
+    return PlanAnswer(
+        model, choice=found.choice, fastest=found.fastest, extrapolated=found.extrapolated, **asked
     )
-    extrapolated = extrapolation_warnings(artifact, network, layout)
-    return PlanAnswer(model, choice=choice, fastest=fastest, extrapolated=extrapolated, **asked)
 
 
 def plan_answer_warnings(answer: PlanAnswer | None) -> list[str]:

@@ -16,6 +16,8 @@ from dlperf.io import atomic_write_text
 from dlperf.measurements import tables
 
 from . import sections
+from .framework_section import frameworks_side_by_side
+from .hardware_section import which_hardware
 from .markup import Section
 from .study import Study
 from .summary import summary
@@ -24,7 +26,9 @@ from .template import PAGE
 # The page from top to bottom; each part takes the study and returns its sections.
 PARTS: tuple[Callable[[Study], list[Section]], ...] = (
     summary,
+    frameworks_side_by_side,
     sections.accuracy,
+    which_hardware,
     sections.adaptive,
     sections.frameworks,
     sections.resources,

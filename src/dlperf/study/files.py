@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from dlperf.errors import InputFileError
 from dlperf.io import read_json
 from dlperf.layout import CONFIG, MODELS, RESULTS, RUNS, WORKFLOW, StudyLayout
-from dlperf.measurements.tables import RecordError, read_record, record_problem
+from dlperf.measurements.records import RecordError, read_record, record_problem
 
 
 @dataclass

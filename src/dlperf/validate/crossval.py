@@ -176,6 +176,12 @@ def _run_group(
     rows, held_out = [], {}
     for name, model_settings in models.items():
         base_row = {**base, "model": name}
+        if _across_hardware(name) and base["protocol"] != "cross_hardware":
+            continue  # the models across hardware are judged by their own protocol only
+        if base["protocol"] == "cross_hardware" and not _across_hardware(name):
+            reason = f"{name} sees no hardware, so it cannot predict a GPU type not trained on"
+            rows.append({**base_row, "status": "not_applicable", "reason": reason})
+            continue
         if (
             base["protocol"] in ACROSS_NETWORKS
             and not split_plan.reason
@@ -200,6 +206,18 @@ def _run_group(
     return [points[POINT_COLUMNS] for points in held_out.values()], rows
 
 
+def _across_hardware(name: str) -> bool:
+    return capabilities_of(MODELS[name]).across_hardware
+
+
+def _with_hardware_models(models: dict[str, dict], protocols: dict) -> dict[str, dict]:
+    """The configured models, plus the models across hardware when cross_hardware is asked and
+    none is configured (they are fitted only on timings of several GPU types)."""
+    if "cross_hardware" not in protocols or any(_across_hardware(n) for n in models):
+        return models
+    return {**models, **{n: {} for n in MODELS if _across_hardware(n)}}
+
+
 def cross_validate(
     points: pd.DataFrame,
     framework: str,
@@ -216,6 +234,7 @@ def cross_validate(
             f"choose from {', '.join(PROTOCOLS)}"
         )
     selected = points[points["framework"] == framework].reset_index(drop=True)
+    models = _with_hardware_models(models, protocols)
     fits = _Fits(seed)
     held_out, summary = [], []
     for network, group in selected.groupby("network", sort=True):

@@ -20,9 +20,17 @@ import pandas as pd
 
 from dlperf.errors import UnknownName
 from dlperf.folds import grouped_kfold, n_configurations
+from dlperf.hardware import gpu_names
 
-# Protocols that split the points of one network.
-WITHIN_NETWORK = ("kfold", "loo_procs", "loo_batch", "extrapolation_procs", "extrapolation_batch")
+# Protocols that split the points of one network (cross_hardware by GPU type; docs/hardware.md).
+WITHIN_NETWORK = (
+    "kfold",
+    "loo_procs",
+    "loo_batch",
+    "extrapolation_procs",
+    "extrapolation_batch",
+    "cross_hardware",
+)
 # Protocols that split one framework's points by network.
 ACROSS_NETWORKS = ("cross_network",)
 PROTOCOLS = WITHIN_NETWORK + ACROSS_NETWORKS
@@ -40,6 +48,7 @@ UNIT = {
     "extrapolation_procs": "configuration",
     "extrapolation_batch": "configuration",
     "cross_network": "configuration",
+    "cross_hardware": "level",
 }
 
 
@@ -148,6 +157,28 @@ def _extrapolation(points: pd.DataFrame, column: str, threshold: int | None, pro
     return Plan(protocol, [Split(f"{COLUMN_LABEL[column]}<={limit}", train, test)])
 
 
+def _leave_one_gpu_type_out(points: pd.DataFrame) -> Plan:
+    """Each GPU type held out in turn (the models across hardware learn from two or more)."""
+    gpus = gpu_names(points["gpu"]) if "gpu" in points.columns else None
+    kinds = [] if gpus is None else sorted(set(gpus) - {""})
+    if len(kinds) < 3:
+        return Plan(
+            "cross_hardware",
+            reason=f"needs measurements of at least 3 GPU types (a gpu column), found "
+            f"{len(kinds)}; measure on more GPU types (docs/hardware.md)",
+        )
+    values = gpus.to_numpy()
+    splits = [
+        Split(
+            f"held_out_gpu={g}",
+            np.flatnonzero((values != g) & (values != "")),
+            np.flatnonzero(values == g),
+        )
+        for g in kinds
+    ]
+    return Plan("cross_hardware", splits)
+
+
 def plan(points: pd.DataFrame, protocol: str, settings: dict | None = None, seed: int = 0) -> Plan:
     """Splits of one network's points (row positions after ``reset_index``)."""
     settings = settings or {}
@@ -162,6 +193,8 @@ def plan(points: pd.DataFrame, protocol: str, settings: dict | None = None, seed
         return _extrapolation(points, "procs", settings.get("train_max_procs"), protocol)
     if protocol == "extrapolation_batch":
         return _extrapolation(points, "batch_size", settings.get("train_max_batch"), protocol)
+    if protocol == "cross_hardware":
+        return _leave_one_gpu_type_out(points)
     if protocol in ACROSS_NETWORKS:
         raise ValueError(f"{protocol} splits a framework by network; use plan_cross_network")
     raise UnknownName(

@@ -34,6 +34,7 @@ def test_the_commands_are_the_documented_ones():
         "adaptive-replay",
         "adaptive-round",
         "compare",
+        "compare-frameworks",
     ]
 
 

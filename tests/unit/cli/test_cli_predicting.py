@@ -3,8 +3,10 @@ refused in one line (hypothesis with hostile values, and values at the edges of 
 
 from __future__ import annotations
 
+import itertools
 import json
 
+import pandas as pd
 import pytest
 from clirun import (
     SETTINGS,
@@ -392,3 +394,54 @@ def test_predict_answers_by_default_as_the_report_does(workdir, capsys):
     # --model-name still gives one model.
     assert main([*args[:-1], "--model-name", "usl", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["model"] == "usl"
+
+
+def test_predict_asks_for_a_gpu_never_measured(tmp_path, capsys):
+    """Timings of three GPU types (external CSV with gpu and precision): `dlperf fit` then
+    `predict --gpu` for a fourth says it was not measured and how far beyond it reaches."""
+    rates = {"Tesla V100-SXM2-16GB": 1.0, "NVIDIA A100-SXM4-80GB": 2.5, "A10": 1.2}
+    rows = [
+        {"framework": "pytorch", "network": "mlp", "gpu": gpu, "precision": "AMP/FP16",
+         "procs": p, "batch_size": b, "iter_time_s": 0.002 + 1e-4 * b / speed + 0.004 * (p - 1) / p}
+        for (gpu, speed), p, b in itertools.product(rates.items(), (1, 2, 4), (16, 32, 64))
+    ]  # fmt: skip
+    pd.DataFrame(rows).to_csv(tmp_path / "t.csv", index=False)
+    artifact = tmp_path / "pytorch.json"
+    fit = ["fit", "--timings", str(tmp_path / "t.csv"), "--framework", "pytorch"]
+    assert main(fit + ["--config-json", '{"models": {"usl": {}}}', "--out", str(artifact)]) == 0
+    capsys.readouterr()
+    ask = ["predict", "--model", str(artifact), "--procs", "2", "--batch-size", "32"]
+    ask += ["--data-size", "6400", "--gpu", "H100 80GB HBM3", "--precision", "amp_fp16", "--json"]
+    assert main(ask) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert said["gpu"] == "H100-SXM5-80GB" and "not measured" in said["said"]
+    row = said["predictions"][0]
+    assert (
+        row["reach"] > 1 and row["epoch_time_lo_s"] <= row["epoch_time_s"] <= row["epoch_time_hi_s"]
+    )
+    code, err = run(ask[:-5] + ["--gpu", "H100 80GB HBM3", "--precision", "bf16"])
+    assert code == 2 and "no answer across hardware for mlp at bf16" in err
+    # A GPU of the user's own catalogue file.
+    mine = tmp_path / "gpus.yaml"
+    mine.write_text(
+        "sources: {s: {title: sheet, url: 'https://example.org'}}\n"
+        "gpus:\n- name: Z9000\n  peak_tflops: {fp32: 50, tf32: 200, fp16: 400, bf16: 400}\n"
+        "  memory_gb: 64\n  memory_bandwidth_gbs: 3000\n"
+        "  link: {name: PCIe, bandwidth_gbs: 128}\n"
+        "  sources: {peak_tflops: s, memory: s, link: s}\n"
+    )
+    user_gpu = ["--gpu", "Z9000", "--precision", "amp_fp16", "--hardware", str(mine), "--json"]
+    assert main(ask[:-5] + user_gpu) == 0
+    assert json.loads(capsys.readouterr().out)["gpu"] == "Z9000"
+    # Choosing among GPU types by deadline and the user's prices.
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("A10: 0.75\nA100 80GB SXM4: 1.79\nH100 80GB HBM3: 2.99\n")
+    plan = ["plan", "--model", str(artifact), "--batch-size", "32", "--data-size", "6400000"]
+    plan += ["--epochs", "10", "--deadline", "1h", "--precision", "amp_fp16"]
+    plan += ["--gpus", "A10", "A100 80GB SXM4", "H100 80GB HBM3", "--prices", str(prices)]
+    assert main(plan) == 0
+    out = capsys.readouterr().out
+    assert "H100-SXM5-80GB     False" in out and "cheapest: " in out
+    prices.write_text("A10: -1\n")
+    code, err = run(plan)
+    assert code == 2 and "'A10' needs a price >= 0" in err

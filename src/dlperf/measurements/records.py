@@ -1,0 +1,145 @@
+"""The run record (results/runs/.../*.json, written by :mod:`dlperf.bench.runner`): its format
+version, the check of its structure, and the one reader every stage and `dlperf compare` use.
+A record of another format version is refused with the fix, never half read."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+from dlperf.errors import DlperfError, InputFileError
+from dlperf.io import SCHEMA_VERSION
+from dlperf.layout import RUN_RECORD_NAME_PATTERN
+from dlperf.measurements.configuration import CONFIG_COLUMNS
+
+#: The run record's format version (its ``schema_version``); the benchmark writes
+#: :data:`dlperf.io.SCHEMA_VERSION`, which is this format's.
+VERSION = SCHEMA_VERSION
+
+# The epoch is timed around its iterations: their sum falls short of it by the loop's own
+# time (measured: under 0.03 %), never by more than this share plus a clock's granularity.
+EPOCH_TOLERANCE = 0.05
+EPOCH_SLACK_S = 1e-3
+
+
+class RecordError(DlperfError):
+    pass
+
+
+STATUSES = ("ok", "failed", "timeout", "oom")
+# Fields of a successful run the table is built from, with what each must be.
+OK_NUMBERS = ("epoch_time_s", "samples_per_s")
+OK_COUNTS = ("iters_per_epoch", "warmup_iters")
+
+
+def _is_number(value, positive: bool = False) -> bool:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return ok and (value > 0 if positive else True)
+
+
+def other_format(record: dict) -> str | None:
+    """Why a record of another format version cannot be read (None for this format's)."""
+    version = record.get("schema_version", VERSION)
+    if version == VERSION:
+        return None
+    return f"it is of run-record format {version!r}, and this dlperf reads format {VERSION}"
+
+
+def record_problem(record: object) -> str | None:
+    """What is wrong with a run record's structure, or None when the table can use it."""
+    if not isinstance(record, dict):
+        return "it is not a JSON object"
+    if other_format(record):
+        return other_format(record)
+    missing = [key for key in ("config", "status", "environment") if key not in record]
+    if missing:
+        return f"it lacks {', '.join(missing)}"
+    config = record["config"]
+    if not isinstance(config, dict) or not isinstance(record["environment"], dict):
+        return "its config or environment is not an object"
+    absent = [key for key in CONFIG_COLUMNS if key not in config]
+    if absent:
+        return f"its config lacks {', '.join(absent)}"
+    for key in ("nodes", "procs", "batch_size", "data_size"):
+        if not (
+            isinstance(config[key], int) and not isinstance(config[key], bool) and config[key] > 0
+        ):
+            return f"its config has {key}={config[key]!r}, not a positive integer"
+    if record["status"] not in STATUSES:
+        return f"its status {record['status']!r} is not one of {', '.join(STATUSES)}"
+    if record["status"] != "ok":
+        return None
+    times = record.get("iter_times_s")
+    if not isinstance(times, list) or not times:
+        return "it has status ok but no iteration times"
+    if not all(_is_number(t, positive=True) for t in times):
+        return "its iteration times are not all positive numbers"
+    for key in OK_NUMBERS:
+        if not _is_number(record.get(key), positive=True):
+            return f"it has status ok but {key}={record.get(key)!r}"
+    for key in OK_COUNTS:
+        value = record.get(key)
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+            return f"it has status ok but {key}={value!r}"
+    return _timing_mismatch(record)
+
+
+def _timing_mismatch(record: dict) -> str | None:
+    """A successful record whose totals no longer follow from its iteration times (the
+    harness times the epoch around exactly those iterations): an edited record."""
+    times = record["iter_times_s"]
+    if record["iters_per_epoch"] != len(times):
+        return f"its iters_per_epoch={record['iters_per_epoch']} but it holds {len(times)} times"
+    total, epoch = math.fsum(times), record["epoch_time_s"]
+    if abs(epoch - total) > EPOCH_TOLERANCE * total + EPOCH_SLACK_S:
+        return (
+            f"its epoch_time_s={epoch:g} but its iteration times add up to {total:g} s "
+            "(the epoch is timed around them)"
+        )
+    return None
+
+
+def _name_mismatch(record: dict, path: Path) -> str | None:
+    """A workflow record (runs/<framework>/<network>/n.._p.._b.._d.._r...json) whose
+    configuration is not the one its path names."""
+    match = RUN_RECORD_NAME_PATTERN.fullmatch(path.name)
+    if not match:
+        return None
+    config = record["config"]
+    # A name without the accumulation suffix is a run without accumulation.
+    named = {key: int(value or 1) for key, value in match.groupdict().items()}
+    named |= {"framework": path.parent.parent.name, "network": path.parent.name}
+    given = {"grad_accum_steps": 1} | config
+    differ = [key for key, value in named.items() if given.get(key) != value]
+    if differ:
+        found = ", ".join(f"{key}={config.get(key)!r}" for key in differ)
+        return f"its configuration ({found}) is not the one its file name and folder give"
+    return None
+
+
+def read_record(path: str | os.PathLike) -> dict:
+    """One run record; a truncated or malformed file is an error naming the file and the fix."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            record = json.load(fh)
+    except FileNotFoundError:
+        raise InputFileError(f"run record {path} does not exist; check the path") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise RecordError(
+            f"run record {path} is not valid JSON ({exc}); it was probably truncated. "
+            "Delete it and re-run the workflow to measure that configuration again."
+        ) from exc
+    if isinstance(record, dict) and other_format(record):
+        raise RecordError(
+            f"run record {path} cannot be used: {other_format(record)}. Delete it and re-run "
+            "the workflow to measure it again with this dlperf."
+        )
+    problem = record_problem(record) or _name_mismatch(record, Path(path))
+    if problem:
+        raise RecordError(
+            f"run record {path} cannot be used: {problem}; it was not written whole by "
+            "`dlperf bench`. Delete it and re-run the workflow to measure it again."
+        )
+    return record

@@ -1,0 +1,266 @@
+"""The answer across hardware: the models that see hardware, weighed and given an interval by a
+leave-one-GPU-type-out backtest on the GPU types measured, the same way as for worker counts.
+
+Backtest: each measured GPU type is held out in turn, every model is fitted on the others and
+predicts it; a model's errors are the log ratios predicted/measured. The answer is the geometric
+mean of the models' predictions weighted by the inverse of their mean squared log error
+(``combine="weighted"``; ``"best"`` takes the model with the lowest, ``"equal"`` weighs all
+alike), and its interval spreads the answer by the split-conformal quantile of the combined
+backtest's absolute log errors (the ceil((n + 1) level)-th smallest of n), symmetric in log
+space. Which combination and interval hold on GPU types left out is measured by
+``benchmarks/hardware_backtest.py`` (docs/hardware.md). Fewer than three GPU types leave no
+backtest that fits: the answer is then the plain geometric mean, with no interval, and says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from dlperf.errors import DlperfError, UsageError
+from dlperf.hardware import gpu_names, load
+
+from . import model_from_dict
+from .base import TARGET, InsufficientData, PerformanceModel, capabilities_of, clone
+from .hardware_features import gpu_types, hardware_frame, leave_one_gpu_out
+
+COMBINATIONS = ("weighted", "best", "equal")
+INTERVAL_SHAPES = ("symmetric", "asymmetric")
+# The models the answer combines, chosen on Lambda's table left out by GPU type: lattuada_hw's
+# feature selection on a dozen GPU types costs more than it gains there (docs/hardware.md), so
+# it is fitted and reported but not combined.
+ANSWER_MODELS = ("powerlaw_hw", "generic_hw")
+DEFAULT_LEVEL = 0.9
+
+
+@dataclass(frozen=True)
+class HardwareAnswer:
+    """Predicted epoch seconds per row, the interval (None without a backtest), the weight of
+    each model, and how far each row's GPU lies from the GPU types measured."""
+
+    predicted: np.ndarray
+    lo: np.ndarray | None
+    hi: np.ndarray | None
+    weights: dict[str, float]
+    measured: np.ndarray
+    reach: np.ndarray
+    method: str
+
+
+def backtest_log_errors(models: list[PerformanceModel], frame: pd.DataFrame) -> pd.DataFrame:
+    """log(predicted / measured) of every model at every row, each GPU type predicted by a fit
+    on the others; a model that cannot be fitted on a fold leaves NaN there."""
+    measured = frame[TARGET].to_numpy(float)
+    errors = pd.DataFrame(np.nan, index=range(len(frame)), columns=[m.name for m in models])
+    for train, test in leave_one_gpu_out(frame):
+        for model in models:
+            try:
+                fitted = clone(model).fit(frame.iloc[train])
+            except InsufficientData:
+                continue
+            predicted = fitted.predict(frame.iloc[test])
+            errors.loc[test, model.name] = np.log(predicted / measured[test])
+    return errors
+
+
+def model_weights(errors: pd.DataFrame, combine: str) -> dict[str, float]:
+    """Each model's weight from its backtest errors (module docstring)."""
+    if combine not in COMBINATIONS:
+        raise UsageError(f"unknown combination {combine!r}; choose from {', '.join(COMBINATIONS)}")
+    scored = errors.dropna(axis=1, how="any")
+    if scored.shape[1] == 0 or combine == "equal":
+        names = list(scored.columns) or list(errors.columns)
+        return {name: 1.0 / len(names) for name in names}
+    msle = (scored**2).mean()
+    if combine == "best":
+        return {str(msle.idxmin()): 1.0}
+    inverse = 1.0 / np.maximum(msle, 1e-12)
+    return {str(name): float(w) for name, w in (inverse / inverse.sum()).items()}
+
+
+def conformal_radius(log_errors: np.ndarray, level: float) -> float:
+    """The split-conformal quantile of |log error| at ``level``; inf when too few errors."""
+    values = np.sort(np.abs(log_errors[np.isfinite(log_errors)]))
+    rank = math.ceil((len(values) + 1) * level)
+    return float(values[rank - 1]) if 0 < rank <= len(values) else math.inf
+
+
+def interval_factors(log_errors: np.ndarray, level: float, shape: str) -> tuple[float, float]:
+    """(lower, upper) factors on the answer: ``symmetric`` spreads it by the conformal radius
+    both ways; ``asymmetric`` takes the conformal quantiles of the signed errors at each tail
+    (an answer that tends to be high gets more room below)."""
+    if shape not in INTERVAL_SHAPES:
+        raise UsageError(f"unknown interval {shape!r}; choose from {', '.join(INTERVAL_SHAPES)}")
+    if shape == "symmetric":
+        radius = conformal_radius(log_errors, level)
+        return math.exp(-radius), math.exp(radius)
+    tail = (1 + level) / 2
+    # measured = answer * exp(-error): high errors bound it from below, low ones from above.
+    high = conformal_radius(np.maximum(log_errors, 0.0), tail)
+    low = conformal_radius(np.maximum(-log_errors, 0.0), tail)
+    return math.exp(-high), math.exp(low)
+
+
+def hardware_range(frame: pd.DataFrame, hardware: str | None) -> dict[str, list[float]]:
+    """Least and most of each hardware figure over the GPU types measured."""
+    seen = hardware_frame(frame, hardware)
+    return {c: [float(seen[c].min()), float(seen[c].max())] for c in seen.columns}
+
+
+def reach(measured: dict[str, list[float]], rows: pd.DataFrame, hardware: str | None) -> np.ndarray:
+    """Per row: the largest factor by which its GPU's peak rates, memory or link bandwidth lie
+    outside the range of the GPU types measured (1: within it)."""
+    asked = hardware_frame(rows, hardware)
+    low = np.array([measured[c][0] for c in asked.columns])
+    high = np.array([measured[c][1] for c in asked.columns])
+    factors = np.maximum(asked.to_numpy() / high, low / asked.to_numpy())
+    return np.maximum(factors.max(axis=1), 1.0)
+
+
+@dataclass(frozen=True)
+class Backtest:
+    """The models fitted on every measured GPU type, and their leave-one-GPU-type-out errors
+    (None with fewer than three GPU types)."""
+
+    frame: pd.DataFrame
+    fitted: dict[str, PerformanceModel]
+    errors: pd.DataFrame | None
+
+
+def backtest(models: list[PerformanceModel], frame: pd.DataFrame) -> Backtest:
+    """Fit ``models`` (each declared across hardware) on ``frame`` and backtest them."""
+    for model in models:
+        if not capabilities_of(model).across_hardware:
+            raise UsageError(f"{model.name} does not predict across hardware; leave it out")
+    fitted = {}
+    for model in models:
+        try:
+            fitted[model.name] = clone(model).fit(frame)
+        except InsufficientData:
+            continue
+    if not fitted:
+        raise InsufficientData("no model across hardware could be fitted on these timings")
+    usable = [m for m in models if m.name in fitted]
+    errors = backtest_log_errors(usable, frame) if len(gpu_types(frame)) >= 3 else None
+    return Backtest(frame, fitted, errors)
+
+
+def summary(
+    tested: Backtest,
+    level: float = DEFAULT_LEVEL,
+    combine: str = "weighted",
+    hardware: str | None = None,
+    shape: str = "symmetric",
+) -> dict:
+    """What the answer needs, as JSON (the artifact's ``across_hardware`` entry): the fitted
+    models, their weights, the interval's factors (None without a backtest), the GPU types
+    measured and the range of their figures."""
+    fitted, errors = tested.fitted, tested.errors
+    weights = (
+        model_weights(errors, combine)
+        if errors is not None
+        else {name: 1.0 / len(fitted) for name in fitted}
+    )
+    factors = None
+    method = "geometric mean of the models; no interval: fewer than three GPU types measured"
+    if errors is not None:
+        combined = sum(w * errors[n].to_numpy() for n, w in weights.items())
+        factors = list(interval_factors(np.asarray(combined, float), level, shape))
+        if not all(math.isfinite(f) and f > 0 for f in factors):
+            factors = None  # too few backtest errors for a quantile at this level
+        method = (
+            f"{combine} geometric mean of the models, interval from a leave-one-GPU-type-out "
+            f"backtest over {len(gpu_types(tested.frame))} GPU types "
+            f"(split-conformal, {shape}, {level:.0%})"
+        )
+    catalogue = load(hardware)
+    return {
+        "status": "ok",
+        "models": {name: model.to_dict() for name, model in fitted.items()},
+        "weights": weights,
+        "level": level,
+        "interval_factors": factors,
+        "method": method,
+        "gpus": sorted({catalogue.match(g).name for g in tested.frame["gpu"].unique()}),
+        "hardware_range": hardware_range(tested.frame, hardware),
+    }
+
+
+def answer_at(block: dict, rows: pd.DataFrame, hardware: str | None = None) -> HardwareAnswer:
+    """The answer at ``rows`` (configurations with a ``gpu`` and ``precision``, measured or
+    not) from a :func:`summary` (module docstring)."""
+    weights = block["weights"]
+    # The catalogue asked with (a user's file adds GPUs the fit never saw) replaces the fit's.
+    entries = {n: block["models"][n] for n in weights}
+    if hardware is not None:
+        entries = {
+            n: {**e, "settings": {**e["settings"], "hardware": hardware}}
+            for n, e in entries.items()
+        }
+    models = {n: model_from_dict(e) for n, e in entries.items()}
+    log_prediction = sum(w * np.log(models[n].predict(rows)) for n, w in weights.items())
+    predicted = np.exp(np.asarray(log_prediction, float))
+    lo = hi = None
+    if block["interval_factors"] is not None:
+        down, up = block["interval_factors"]
+        lo, hi = predicted * down, predicted * up
+    catalogue = load(hardware)
+    measured = np.array([catalogue.match(g).name in block["gpus"] for g in rows["gpu"]], bool)
+    ranges = block["hardware_range"]
+    return HardwareAnswer(
+        predicted, lo, hi, weights, measured, reach(ranges, rows, hardware), block["method"]
+    )
+
+
+def answer_from(
+    tested: Backtest,
+    rows: pd.DataFrame,
+    level: float = DEFAULT_LEVEL,
+    combine: str = "weighted",
+    hardware: str | None = None,
+    shape: str = "symmetric",
+) -> HardwareAnswer:
+    """The answer at ``rows`` from a backtest."""
+    return answer_at(summary(tested, level, combine, hardware, shape), rows, hardware)
+
+
+def answer(
+    models: list[PerformanceModel],
+    frame: pd.DataFrame,
+    rows: pd.DataFrame,
+    level: float = DEFAULT_LEVEL,
+    combine: str = "weighted",
+    hardware: str | None = None,
+) -> HardwareAnswer:
+    """Fit and backtest ``models`` on the measured ``frame``; answer at ``rows``."""
+    return answer_from(backtest(models, frame), rows, level, combine, hardware)
+
+
+def fit_across_hardware(points: pd.DataFrame, hardware: str | None = None) -> dict:
+    """Per network and precision measured on two or more GPU types: the answer's
+    :func:`summary` (``lattuada_hw`` fitted too and kept apart, as reported in docs/hardware.md),
+    or why it could not be fitted. Empty when no network holds two GPU types."""
+    from . import make_model
+
+    if "gpu" not in points.columns or "precision" not in points.columns:
+        return {}
+    named = points[gpu_names(points["gpu"]) != ""]
+    blocks: dict[str, dict] = {}
+    for (network, precision), series in named.groupby(["network", "precision"], sort=True):
+        if series["gpu"].nunique() < 2:
+            continue
+        series = series.reset_index(drop=True)
+        try:
+            tested = backtest(
+                [make_model(m, {"hardware": hardware}) for m in ANSWER_MODELS], series
+            )
+            block = summary(tested, hardware=hardware)
+            lattuada = make_model("lattuada_hw", {"hardware": hardware}).fit(series)
+            block["apart"] = {"lattuada_hw": lattuada.to_dict()}
+        except DlperfError as exc:
+            block = {"status": "not_fitted", "reason": str(exc)}
+        blocks.setdefault(str(network), {})[str(precision)] = block
+    return blocks

@@ -1,0 +1,48 @@
+"""Leave-one-table-out for the answer (benchmarks/answer_loto.py) and the stress series it
+scores (benchmarks/stress_series.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from benchmarkscripts import load_benchmark
+
+
+def test_the_interval_score_is_width_plus_the_miss_over_alpha():
+    loto = load_benchmark("answer_loto")
+    e = np.e
+    # Inside: the log width alone. Above by one log unit at 90 %: width + 2 / 0.1 * 1.
+    score = loto.interval_score(np.array([1.0, e**2]), np.array([1 / e, 1 / e]), np.array([e, e]))
+    assert np.allclose(score, [2.0, 2.0 + 20.0])
+
+
+def test_a_rule_is_chosen_on_the_other_tables_only():
+    loto = load_benchmark("answer_loto")
+
+    def row(covered, score):
+        return pd.Series({"covered": covered, "points": 10.0, "score": score, "ape": 0.0})
+
+    # Setting "a" is best on table x, "b" on y and z; left out, x gets b and y gets b.
+    per_setting = {
+        ("a",): {"x": row(10, 1.0), "y": row(10, 9.0), "z": row(10, 9.0)},
+        ("b",): {"x": row(10, 5.0), "y": row(10, 2.0), "z": row(10, 2.0)},
+        # Sharper still, but covers too little: never chosen while another covers enough.
+        ("c",): {"x": row(1, 0.1), "y": row(1, 0.1), "z": row(1, 0.1)},
+    }
+    assert loto.choose(per_setting, "x") == ("b",)
+    assert loto.choose(per_setting, "y") == ("b",)
+
+
+def test_the_stress_series_are_what_they_say():
+    stress = load_benchmark("stress_series")
+    topology = stress.topology_step(levels=(1, 2, 4, 8, 16, 32, 64, 128, 256))
+    for _, series in topology.groupby("network"):
+        t = series.set_index("procs")["epoch_time_s"]
+        assert t[16] / t[8] > 1.25  # the step inside the node
+        assert (np.abs(t[t.index > 16] / t[16] - 1) <= 0.03).all()  # flat across nodes
+    two = stress.two_counts()
+    assert sorted(two["procs"].unique()) == [8, 16, 64]
+    for make in stress.STRESS.values():
+        points = make()
+        assert (points["epoch_time_s"] > 0).all() and points["network"].nunique() == stress.SERIES

@@ -1,0 +1,53 @@
+"""benchmarks/hardware_backtest.py: published rows as points, one held-out GPU type scored for
+the answer and each model, and the published tables it reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmarkscripts import load_benchmark
+
+ROOT = Path(__file__).resolve().parents[3]
+SHARED = ROOT / ".." / "shared" / "data"
+
+backtest = load_benchmark("hardware_backtest")
+
+
+def test_throughput_becomes_an_epoch_of_fixed_iterations():
+    raw = pd.DataFrame(
+        {
+            "network": ["n"],
+            "gpu": ["A10"],
+            "precision": ["AMP/FP16"],
+            "nodes": [1],
+            "procs": [2],
+            "batch_size": [32],
+            "throughput": [640.0],
+        }
+    )
+    points = backtest.points(raw)
+    assert points.loc[0, "precision"] == "amp_fp16"
+    assert points.loc[0, "epoch_time_s"] == pytest.approx(backtest.ITERATIONS * 64 / 640.0)
+
+
+def test_every_gpu_type_is_held_out_and_scored():
+    table = backtest.synthetic_table()
+    series = table[(table["network"] == "net0") & (table["precision"] == "fp32")]
+    found = backtest.run(series.head(16))  # four GPU types
+    assert set(found["gpu"]) == set(series.head(16)["gpu"])
+    summary = backtest.summarise(found).set_index("model")
+    assert {"answer (weighted)", "lattuada_hw", "generic_hw"} <= set(summary.index)
+    assert summary.loc["generic_hw", "MAPE %"] < 10  # the law is generic_hw's own
+    assert np.isfinite(summary.loc["answer (weighted)", "90 % coverage %"])
+
+
+@pytest.mark.skipif(not SHARED.exists(), reason="../shared/data is not present")
+def test_the_published_tables_become_points_of_every_gpu_type():
+    lam, csc = backtest.lambda_points(SHARED), backtest.csc_points(SHARED)
+    assert lam["gpu"].nunique() == 12 and csc["gpu"].nunique() == 3
+    assert set(lam["precision"]) == set(csc["precision"]) == {"fp32", "amp_fp16"}
+    assert (lam["epoch_time_s"] > 0).all() and (csc["epoch_time_s"] > 0).all()

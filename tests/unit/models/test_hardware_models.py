@@ -1,0 +1,124 @@
+"""The models across hardware and their answer: a GPU type left out is predicted from the
+others and the catalogue, the answer says whether it was measured and how far it reaches."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dlperf.errors import UsageError
+from dlperf.io import dumps_json
+from dlperf.models import InsufficientData, make_model
+from dlperf.models.artifact import fit_framework
+from dlperf.models.generic_hw import GenericHardwareModel
+from dlperf.models.hardware_answer import answer, answer_at, conformal_radius, interval_factors
+
+GPUS = ["V100-SXM2-16GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "RTX 4090", "A10"]
+
+
+def law_points(gpus=GPUS, noise=0.01, seed=0) -> pd.DataFrame:
+    """Points from a generic_hw law (shares of matrix, vector and memory time, a ring)."""
+    rows = [
+        {"network": "n", "gpu": g, "precision": prec, "nodes": 1, "procs": p, "batch_size": b}
+        for g, prec, p, b in itertools.product(gpus, ["amp_fp16"], [1, 2, 4, 8], [32, 64])
+    ]
+    frame = pd.DataFrame(rows)
+    frame["data_size"] = frame["procs"] * frame["batch_size"] * 50
+    law = GenericHardwareModel()
+    law.constants_ = {"fixed": 0.005, "matrix": 0.02, "vector": 0.002, "memory": 0.0005}
+    law.constants_ |= {"ring": 0.3, "latency": 0.0}
+    rng = np.random.default_rng(seed)
+    frame["epoch_time_s"] = law.predict(frame) * rng.lognormal(0, noise, len(frame))
+    return frame
+
+
+@pytest.mark.parametrize("name", ["generic_hw", "lattuada_hw"])
+def test_a_gpu_type_left_out_is_predicted_from_the_others(name):
+    points = law_points()
+    train, test = points[points["gpu"] != "A10"], points[points["gpu"] == "A10"]
+    predicted = make_model(name).fit(train).predict(test)
+    ape = np.abs(predicted / test["epoch_time_s"].to_numpy() - 1)
+    assert ape.mean() < (0.05 if name == "generic_hw" else 0.25)
+
+
+def test_generic_hw_learns_the_shares_of_its_law():
+    fitted = make_model("generic_hw").fit(law_points(noise=0.0))
+    assert fitted.constants_["matrix"] == pytest.approx(0.02, rel=0.05)
+    assert fitted.constants_["ring"] == pytest.approx(0.3, rel=0.05)
+
+
+@pytest.mark.parametrize("name", ["generic_hw", "lattuada_hw"])
+def test_timings_without_hardware_are_not_enough(name):
+    points = law_points()
+    with pytest.raises(InsufficientData, match="gpu, precision"):
+        make_model(name).fit(points.drop(columns=["gpu", "precision"]))
+    with pytest.raises(InsufficientData, match="2 or more GPU types"):
+        make_model(name).fit(points[points["gpu"] == "A10"])
+
+
+def test_the_answer_says_measured_reach_and_its_interval():
+    points = law_points(gpus=GPUS[:4])
+    asked = points[points["gpu"] == "H100-SXM5-80GB"].head(2).copy()
+    beyond = asked.assign(gpu="B200 192GB")
+    models = [make_model("generic_hw"), make_model("lattuada_hw")]
+    found = answer(models, points, pd.concat([asked, beyond], ignore_index=True))
+    assert found.measured.tolist() == [True, True, False, False]
+    assert np.all(found.reach[:2] == 1.0) and np.all(found.reach[2:] > 2.0)
+    assert np.all(found.lo <= found.predicted) and np.all(found.predicted <= found.hi)
+    assert sum(found.weights.values()) == pytest.approx(1.0)
+    assert "leave-one-GPU-type-out" in found.method
+
+
+def test_two_gpu_types_answer_without_an_interval():
+    points = law_points(gpus=GPUS[:2])
+    found = answer([make_model("generic_hw")], points, points.head(3))
+    assert found.lo is None and "no interval" in found.method
+
+
+def test_only_models_across_hardware_are_asked():
+    with pytest.raises(UsageError, match="usl does not predict across hardware"):
+        answer([make_model("usl")], law_points(), law_points().head(1))
+
+
+def test_the_conformal_radius_needs_enough_errors():
+    assert conformal_radius(np.log([1.1, 0.9, 1.2]), 0.9) == np.inf
+    errors = np.log(np.linspace(0.8, 1.25, 40))
+    assert conformal_radius(errors, 0.9) == pytest.approx(
+        np.quantile(np.abs(errors), 0.92), abs=0.02
+    )
+
+
+@pytest.mark.parametrize("name", ["generic_hw", "lattuada_hw", "powerlaw_hw"])
+def test_fits_are_deterministic_and_refits_keep_the_structure(name):
+    points = law_points(noise=0.02)
+    first, second = make_model(name).fit(points), make_model(name).fit(points)
+    assert first.to_dict() == second.to_dict()
+    refit = type(first)(**first.refit_params()).fit(points)
+    np.testing.assert_allclose(refit.predict(points), first.predict(points), rtol=1e-9)
+
+
+def test_the_asymmetric_interval_gives_room_where_the_errors_lie():
+    errors = np.log(np.r_[np.linspace(1.0, 1.5, 30), np.linspace(0.95, 1.0, 30)])
+    down, up = interval_factors(errors, 0.8, "asymmetric")
+    assert down < 1 / 1.3 and up < 1.1  # answers ran high: the measured time lies below
+    with pytest.raises(UsageError, match="unknown interval"):
+        interval_factors(errors, 0.8, "wide")
+
+
+def test_the_fit_stage_fits_across_hardware_when_two_gpu_types_are_measured():
+    points = law_points(gpus=GPUS[:4]).assign(framework="pytorch", device="cuda")
+    cheap = {"usl": {}}
+    artifact = fit_framework(points, "pytorch", cheap, seed=0, refits=2)
+    block = artifact["across_hardware"]["n"]["amp_fp16"]
+    assert block["status"] == "ok" and set(block["models"]) == {"powerlaw_hw", "generic_hw"}
+    assert block["gpus"] == sorted(GPUS[:4]) and "lattuada_hw" in block["apart"]
+    entry = json.loads(dumps_json(artifact))["across_hardware"]["n"]["amp_fp16"]
+    asked = points.head(2).assign(gpu="NVIDIA B200")
+    found = answer_at(entry, asked)
+    assert not found.measured.any() and np.all(found.reach > 1) and found.lo is not None
+    one_gpu = fit_framework(points[points["gpu"] == GPUS[0]], "pytorch", cheap, 0, refits=2)
+    assert "across_hardware" not in one_gpu
