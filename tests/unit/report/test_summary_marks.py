@@ -57,3 +57,18 @@ def test_the_default_answer_stays_on_the_measured_node_count():
     two_nodes = pd.DataFrame({"nodes": [1, 2], "procs": [1, 6]})
     assert target_row(two_nodes, at, None)["nodes"] == 2
     assert target_row(two_nodes, at, None)["procs"] == 24
+
+
+def test_an_external_only_report_does_not_count_zero_runs():
+    study = Study(
+        timings=pd.DataFrame(columns=tables.TIMING_COLUMNS),
+        failures=pd.DataFrame(columns=tables.FAILURE_COLUMNS),
+        points=pd.DataFrame({"framework": ["pytorch"]}),
+        artifacts={},
+        summary=pd.DataFrame(),
+        predictions=pd.DataFrame(),
+        config={},
+    )
+    page = " ".join(render_page(study, [], "figures").split())
+    assert "<p>No benchmark run of this study's own (brought-in timings only); 1 measured" in page
+    assert "0 successful runs" not in page
