@@ -6,7 +6,7 @@ CORES ?= $(shell nproc 2>/dev/null || echo 2)
 STUDY ?= .
 # The study's config file, merged into config/config.yaml and checked before anything runs;
 # without it, <STUDY>/config.yaml when the study has one, else the default config alone.
-CONFIG ?= $(wildcard $(STUDY)/config.yaml)
+CONFIG ?= $(shell test -f "$(STUDY)/config.yaml" && echo "$(STUDY)/config.yaml")
 # Extra arguments for snakemake, e.g. `make run SNAKEMAKE_ARGS="--forcerun report"`.
 SNAKEMAKE_ARGS ?=
 # Seconds `make run` waits for a busy machine to become quiet before measuring (0: warn only).
@@ -15,6 +15,11 @@ WAIT_QUIET ?= 0
 PYTEST_ARGS ?=
 
 BIN := $(VENV)/bin
+# A run on a cluster (a profile or executor in SNAKEMAKE_ARGS): check-config skips the checks
+# against this machine that a local run makes.
+# A dry run (-n in SNAKEMAKE_ARGS) writes no report, so none is announced.
+DRY_RUN := $(filter -n --dry-run --dryrun -np -pn,$(SNAKEMAKE_ARGS))
+CLUSTER_RUN := $(findstring --profile,$(SNAKEMAKE_ARGS))$(findstring --executor,$(SNAKEMAKE_ARGS))
 STAMP := $(VENV)/.dlperf-installed
 
 .PHONY: setup run test lint clean
@@ -32,12 +37,14 @@ $(STAMP): pyproject.toml
 	touch $@
 
 run: setup
-	$(if $(CONFIG),$(BIN)/dlperf check-config $(CONFIG) --defaults config/config.yaml)
-	$(BIN)/dlperf preflight --wait-quiet $(WAIT_QUIET)
-	mkdir -p $(STUDY)
-	$(BIN)/snakemake --snakefile $(abspath Snakefile) --directory $(STUDY) --cores $(CORES) \
-		$(if $(CONFIG),--configfile $(abspath $(CONFIG))) $(SNAKEMAKE_ARGS)
-	@echo "Report: $(abspath $(STUDY)/results/report/index.html)"
+	$(if $(CONFIG),$(BIN)/dlperf check-config "$(CONFIG)" --defaults config/config.yaml \
+		--study "$(STUDY)" $(if $(CLUSTER_RUN),--cluster))
+	$(if $(DRY_RUN)$(CLUSTER_RUN),,$(BIN)/dlperf preflight --wait-quiet $(WAIT_QUIET))
+	mkdir -p "$(STUDY)"
+	$(BIN)/snakemake --snakefile "$(CURDIR)/Snakefile" --directory "$(STUDY)" --cores $(CORES) \
+		$(if $(CONFIG),--configfile "$$(realpath "$(CONFIG)")") $(SNAKEMAKE_ARGS)
+	@report="$(STUDY)/results/report/index.html"; \
+	if [ -z "$(DRY_RUN)" ] && [ -f "$$report" ]; then echo "Report: $$(realpath "$$report")"; fi
 
 test: setup
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

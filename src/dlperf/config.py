@@ -53,7 +53,7 @@ def _describe(error: jsonschema.ValidationError) -> str:
 
 def validated(config: dict) -> dict:
     """A copy of ``config`` with defaults filled in; ConfigError naming every problem otherwise."""
-    config = copy.deepcopy(dict(config))
+    config = _scalars_as_lists(copy.deepcopy(dict(config)))
     validator = _with_defaults(jsonschema.Draft202012Validator)(schema())
     errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
     if errors:
@@ -72,6 +72,16 @@ def validated(config: dict) -> dict:
     if problems:
         raise ConfigError("\n".join(f"invalid configuration: {p}" for p in problems))
     check_precision(config)
+    return config
+
+
+def _scalars_as_lists(config: dict) -> dict:
+    """A list key given one value (``accumulation_steps: 2``) as the one-element list it
+    means; the schema's ``type: array`` says which keys are lists."""
+    for key, spec in schema()["properties"].items():
+        value = config.get(key)
+        if spec.get("type") == "array" and isinstance(value, (int, float, str)):
+            config[key] = [value]
     return config
 
 
@@ -117,12 +127,28 @@ def with_minimal_sweep(sections: dict) -> dict:
     return {"batch_sizes": [1], "data_sizes": [1], **sections}
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader refusing a key given twice in one mapping (PyYAML keeps the last
+    silently: `procs: [1]` then `procs: [64]` would run 64 workers)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {key!r} is given twice", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def read_yaml(path: str | Path) -> dict:
     """A config file's mapping; ConfigError naming the file, and the line and column of a
     YAML error, otherwise."""
     try:
         with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh) or {}
+            data = yaml.load(fh, Loader=_UniqueKeyLoader) or {}
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist") from None
     except yaml.MarkedYAMLError as exc:

@@ -65,6 +65,13 @@ def atomic_write_json(path: str | os.PathLike, obj: object) -> None:
     atomic_write_text(path, dumps_json(obj))
 
 
+def unopenable(path: str | os.PathLike, exc: OSError) -> InputFileError:
+    """The one-line refusal of an input file that is there but cannot be opened."""
+    if isinstance(exc, IsADirectoryError):
+        return InputFileError(f"{path} is a directory; name a file in it")
+    return InputFileError(f"{path} cannot be opened ({exc.strerror}); check its permissions")
+
+
 def read_json(path: str | os.PathLike) -> object:
     """A JSON file; a missing, truncated or malformed one is an error naming the file."""
     try:
@@ -72,6 +79,8 @@ def read_json(path: str | os.PathLike) -> object:
             return json.load(fh)
     except FileNotFoundError:
         raise InputFileError(f"{path} does not exist; check the path") from None
+    except (IsADirectoryError, PermissionError) as exc:
+        raise unopenable(path, exc) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputFileError(
             f"{path} is not valid JSON ({exc}); write it again with the command that made it"

@@ -181,3 +181,11 @@ def test_max_procs_per_node_drops_layouts_a_node_cannot_hold():
     expected = [(1, 1), (1, 2), (1, 4), (1, 8), (2, 2), (2, 4), (2, 8), (2, 16)]
     assert cfg.run_layouts(config) == expected
     assert (1, 16) in cfg.run_layouts(sweep(nodes=[1], procs=[16]))
+
+
+def test_a_dry_run_is_known_from_the_command_line():
+    from dlperf.pipeline.cluster import is_dry_run
+
+    assert is_dry_run(["snakemake", "-n"]) and is_dry_run(["snakemake", "-np", "all"])
+    assert is_dry_run(["snakemake", "--dry-run"]) and is_dry_run(["snakemake", "--dryrun"])
+    assert not is_dry_run(["snakemake", "--cores", "2", "-p", "--configfile", "n.yaml"])

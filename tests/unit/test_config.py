@@ -92,3 +92,17 @@ def test_missing_framework_environment_is_a_failed_run_naming_the_fix(tmp_path):
     assert record["status"] == "failed"
     assert "nope.json" in record["error"] and "dlperf env" in record["error"]
     assert json.loads(out.read_text())["status"] == "failed"
+
+
+def test_a_key_given_twice_is_refused_with_its_line(tmp_path):
+    path = tmp_path / "twice.yaml"
+    path.write_text("frameworks: [pytorch]\nprocs: [1]\nbatch_sizes: [8]\nprocs: [64]\n")
+    with pytest.raises(cfg.ConfigError, match=r"twice.yaml:4:1: .*'procs' is given twice"):
+        cfg.read_yaml(path)
+
+
+def test_a_list_key_given_one_value_is_the_one_element_list():
+    given = {"frameworks": "pytorch", "procs": 2, "accumulation_steps": 2, "batch_sizes": 8}
+    config = cfg.validated({**given, "data_sizes": [64]})
+    assert config["frameworks"] == ["pytorch"] and config["procs"] == [2]
+    assert config["accumulation_steps"] == [2] and config["batch_sizes"] == [8]

@@ -62,6 +62,16 @@ def test_a_local_run_beyond_the_cores_or_without_a_gpu_is_refused():
     assert local_machine_problems(cuda, cores=1, gpus=2) == []
 
 
+def test_a_local_run_on_several_nodes_or_beyond_the_cores_in_threads_is_refused():
+    two_nodes = cfg.validated(sweep(nodes=[1, 2], procs=[2]))
+    (problem,) = local_machine_problems(two_nodes, cores=4, gpus=0)
+    assert problem.startswith("nodes: [2] on a local run") and "give nodes: [1]" in problem
+    threads = cfg.validated(sweep(procs=[1], threads_per_proc=64))
+    (problem,) = local_machine_problems(threads, cores=2, gpus=0)
+    assert problem.startswith("threads_per_proc: 64") and "up to 2" in problem
+    assert local_machine_problems(cfg.validated(sweep(threads_per_proc=2)), 2, 0) == []
+
+
 def test_visible_gpus_counts_device_files_narrowed_by_cuda_visible_devices(tmp_path):
     for name in ("nvidia0", "nvidia1", "nvidiactl", "nvidia-uvm"):
         (tmp_path / name).touch()
@@ -70,3 +80,28 @@ def test_visible_gpus_counts_device_files_narrowed_by_cuda_visible_devices(tmp_p
     assert visible_gpus(tmp_path, {"CUDA_VISIBLE_DEVICES": "-1"}) == 0
     assert visible_gpus(tmp_path, {"CUDA_VISIBLE_DEVICES": ""}) == 0
     assert visible_gpus(tmp_path / "absent", {}) == 0
+
+
+def test_a_busy_machine_is_waited_for_or_warned_about():
+    from dlperf.pipeline.sweep_checks import wait_for_quiet
+
+    now = [0.0]
+
+    def clock():
+        return now[0]
+
+    def sleep(seconds):
+        now[0] += seconds
+
+    def busy_until(t):
+        return lambda: (1.0 if now[0] < t else 0.1, 0.0, 0.0)
+
+    assert wait_for_quiet(4, 0.10, 0, busy_until(0), sleep, clock) == ""
+    said = wait_for_quiet(4, 0.10, 0, busy_until(100), sleep, clock)
+    assert "busy: other programs load 25% of its 4 cores" in said and "wait_quiet_s" in said
+    now[0] = 0.0
+    assert wait_for_quiet(4, 0.10, 60, busy_until(30), sleep, clock) == ""
+    assert now[0] == 30.0
+    now[0] = 0.0
+    said = wait_for_quiet(4, 0.10, 20, busy_until(100), sleep, clock)
+    assert "busy after waiting 20 s" in said and now[0] == 20.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -45,3 +46,22 @@ def test_impossible_batch_is_a_failure_not_a_crash(workflow_bin, repo, tmp_path)
     assert record["status"] in {"oom", "failed"} and record["error"]
     page = (results / "report" / "index.html").read_text()
     assert str(IMPOSSIBLE_BATCH) in page  # the failures table names the configuration
+
+
+def test_a_sweep_whose_every_run_fails_still_gets_its_report(workflow_bin, repo, tmp_path):
+    """One run, of a batch no machine holds: it fails; the report and `--report` say why, and
+    the workflow's last line names the cause (not Snakemake's file-system-latency hint)."""
+    config = yaml.safe_load((repo / "tests" / "workflow" / "tiny.yaml").read_text())
+    config.update(procs=[1], batch_sizes=[IMPOSSIBLE_BATCH], data_sizes=[64])
+    path = tmp_path / "impossible.yaml"
+    path.write_text(yaml.safe_dump(config))
+    proc = snakemake(workflow_bin, repo, tmp_path, configfile=path, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "filesystem latency" not in proc.stderr
+    last = [line for line in proc.stderr.splitlines() if line.startswith("dlperf: ")][-1]
+    assert re.match(r"dlperf: all 1 benchmark run\(s\) failed, 1 with (oom|failed): ", last)
+    page = (tmp_path / "results" / "report" / "index.html").read_text()
+    assert "The one benchmark run failed" in page
+    archive = tmp_path / "report.zip"
+    proc = snakemake(workflow_bin, repo, tmp_path, "--report", str(archive), configfile=path)
+    assert proc.returncode == 0 and archive.is_file(), proc.stderr[-3000:]

@@ -73,3 +73,26 @@ def test_outputs_a_changed_config_drops_are_retired(finished_run, workflow_bin, 
     records = archived_records(study)
     assert len(records) == 8 and not any("_b32_" in n for n in records)
     assert verify(study).returncode == 0
+
+
+def test_records_asked_for_again_are_restored_not_measured(
+    finished_run, workflow_bin, repo, tmp_path
+):
+    study = tmp_path / "study"
+    shutil.copytree(finished_run, study, symlinks=True)
+    dropped = sorted((study / "results" / "runs").rglob("*_b32_*.json"))
+    before = {p: p.read_bytes() for p in dropped}
+    fewer = sweep_config(tmp_path, "fewer", batch_sizes=[8, 16])
+    dry = snakemake(workflow_bin, repo, study, "-n", configfile=fewer)
+    assert "a run would retire 4 output(s)" in dry.stdout + dry.stderr
+    assert all(p.exists() for p in dropped)  # a dry run moves nothing
+    proc = snakemake(workflow_bin, repo, study, configfile=fewer, timeout=1500)
+    assert proc.returncode == 0 and not any(p.exists() for p in dropped), proc.stderr[-3000:]
+    dry = snakemake(workflow_bin, repo, study, "-n", configfile=TINY)
+    assert "a run would restore 4 retired run record(s)" in dry.stdout + dry.stderr
+    assert "rule benchmark" not in dry.stdout + dry.stderr, dry.stdout[-3000:]
+    proc = snakemake(workflow_bin, repo, study, configfile=TINY, timeout=1500)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "4 retired run record(s) the configuration asks for again restored" in proc.stdout
+    assert "rule benchmark" not in proc.stdout + proc.stderr
+    assert {p: p.read_bytes() for p in dropped} == before

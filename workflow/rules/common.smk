@@ -11,9 +11,12 @@ import dlperf.config
 import dlperf.pipeline.failed_jobs
 import dlperf.pipeline.gc_tuning
 import dlperf.layout
+import dlperf.measurements.tables
 import dlperf.pipeline.provenance
 import dlperf.pipeline.bench_params
+import dlperf.report.failure_reasons
 import dlperf.study.outputs
+import dlperf.study.remembered
 import dlperf.pipeline.sweep_checks
 
 
@@ -37,6 +40,12 @@ try:
         config, workflow.config_settings.overwrite_config
     )
     config = dlperf.config.validated(config)
+    # Without a config of its own, the run continues the study with the one it remembers.
+    config = dlperf.config.validated(
+        dlperf.study.remembered.continued(
+            config, workflow.config_settings.overwrite_config, LAYOUT.config
+        )
+    )
     if config["frameworks"] and dlperf.pipeline.cluster.is_local_run(workflow):
         MACHINE_PROBLEMS = dlperf.pipeline.sweep_checks.local_machine_problems(
             config,
@@ -55,6 +64,12 @@ try:
 except dlperf.pipeline.cluster.ClusterConfigError as error:
     raise WorkflowError(f"invalid configuration: {error}") from None
 
+# Before planning: run records a dropped value retired, asked for again, are restored rather
+# than measured again (a dry run lists them and what a run would retire).
+if dlperf.pipeline.cluster.is_planning_process(workflow):
+    dlperf.study.outputs.restore_for_workflow(
+        LAYOUT.root, config, dlperf.pipeline.cluster.is_dry_run(sys.argv)
+    )
 RUNS = dlperf.config.run_configs(config)
 # Frameworks we benchmark, and all we model (ours plus those of external timings).
 FRAMEWORKS = config["frameworks"]
@@ -130,8 +145,24 @@ RUN_RECORDS = (
 onstart:
     # Before any job: outputs of frameworks, networks or runs the config dropped go to history.
     dlperf.study.outputs.retire_for_workflow(LAYOUT.root, config)
+    # A local run on a busy machine measures its neighbours: wait for quiet, or say so.
+    if FRAMEWORKS and dlperf.pipeline.cluster.is_local_run(workflow):
+        BUSY = dlperf.pipeline.sweep_checks.wait_for_quiet(
+            dlperf.bench.envinfo.available_cores(),
+            dlperf.measurements.tables.NOISY_FOREIGN_CPU,
+            config["wait_quiet_s"],
+        )
+        if BUSY:
+            print(BUSY, file=sys.stderr)
 
 
 onerror:
     # Last, each failed job's own error line (above it: the job's inputs and command).
     dlperf.pipeline.failed_jobs.print_summary(log)
+
+
+onsuccess:
+    # Last, when no benchmark run succeeded: how many failed and the most frequent reason.
+    dlperf.report.failure_reasons.print_when_all_failed(
+        LAYOUT.failures, LAYOUT.timings
+    )

@@ -120,7 +120,9 @@ def replay(
         number += 1
     runs_used = int(taken.sum())
     rng = np.random.default_rng(settings.seed)
-    minimum = min(int(measured.groupby(series_keys(grid)).size().min()), settings.initial)
+    # A budget too small for any round measured nothing: no series to take the minimum of.
+    sizes = measured.groupby(series_keys(grid)).size()
+    minimum = min(int(sizes.min()), settings.initial) if len(sizes) else settings.initial
     random_errors = []
     for _ in range(RANDOM_SEEDS):
         subset = random_runs(runs, runs_used, minimum, rng)

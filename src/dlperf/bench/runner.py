@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import dlperf
+from dlperf.errors import InputFileError
 from dlperf.io import atomic_write_json, read_json
 
 from .backends import CLUSTER_VARIABLES, service_layout
@@ -42,10 +43,23 @@ class LayoutUnavailable(RuntimeError):
     """The launcher cannot place the workers as the configuration asks."""
 
 
+def environment_description(env_file: str | os.PathLike) -> dict:
+    """The framework environment description `dlperf env` wrote; an InputFileError naming the
+    file `dlperf bench --env` wants when ``env_file`` is another JSON file (a model artifact or
+    run record given by mistake), which is left alone."""
+    info = read_json(env_file)
+    if not (isinstance(info, dict) and isinstance(info.get("python"), str)):
+        raise InputFileError(
+            f"{env_file} is not a framework environment description (it has no 'python' "
+            "field); pass the file `dlperf env` wrote, results/envs/<framework>.json"
+        )
+    return info
+
+
 def framework_python(env_file: str | os.PathLike) -> str:
     """The interpreter of a framework environment, from the file the env rule wrote."""
     try:
-        info = read_json(env_file)
+        info = environment_description(env_file)
     except (OSError, ValueError) as exc:
         raise EnvironmentMissing(
             f"cannot read the framework environment description {env_file}: {exc}. "

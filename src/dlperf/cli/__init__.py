@@ -59,6 +59,40 @@ COMMANDS = (
 #: KeyError or FileNotFoundError included, is a bug and shows its traceback.
 USER_ERRORS = (DlperfError,)
 
+#: The exit status of a command stopped by Ctrl-C (128 + SIGINT), as a shell reports it.
+INTERRUPTED = 130
+
+
+#: One example per command, shown at the end of its --help.
+EXAMPLES = {
+    "env": "dlperf env --framework pytorch --requirements envs/pytorch.txt --out pytorch.json",
+    "bench": "dlperf bench --env results/envs/pytorch.json --framework pytorch --network mlp "
+    "--procs 2 --batch-size 32 --data-size 1024 --out run.json",
+    "aggregate": "dlperf aggregate --runs-dir results/runs --timings timings.csv "
+    "--failures failures.csv",
+    "fit": "dlperf fit --timings results/timings.csv --framework pytorch "
+    "--config config/config.yaml --out pytorch.json",
+    "validate": "dlperf validate --timings results/timings.csv --config config/config.yaml "
+    "--out validation/",
+    "combine": "dlperf combine results/validation/*.summary.csv --out summary.csv",
+    "report": "snakemake report (the workflow passes report's many inputs)",
+    "predict": "dlperf predict --model results/models/pytorch.json --procs 4 8 "
+    "--batch-size 32 --data-size 60000 --epochs 10",
+    "plan": "dlperf plan --model results/models/pytorch.json --batch-size 32 "
+    "--data-size 60000 --epochs 10 --deadline 2h",
+    "write-config": "dlperf write-config --config my.yaml --out config.json",
+    "forget-disturbed": "dlperf forget-disturbed --results results",
+    "check-config": "dlperf check-config my.yaml --defaults config/config.yaml",
+    "archive": "dlperf archive --results results --out study.tar.gz",
+    "verify-archive": "dlperf verify-archive study.tar.gz --rerun",
+    "adaptive-replay": "dlperf adaptive-replay --timings results/timings.csv --budget 0.35 "
+    "--out replay/",
+    "adaptive-round": "snakemake (the adaptive sweep's rounds run as workflow jobs)",
+    "compare": "dlperf compare study-a/results study-b/results",
+    "compare-frameworks": "dlperf compare-frameworks --timings results/timings.csv "
+    "--models results/models/pytorch.json results/models/tensorflow.json",
+}
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = arg.Parser(prog="dlperf", description=DESCRIPTION)
@@ -66,14 +100,27 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for add_command in COMMANDS:
         add_command(sub)
+    for name, command in sub.choices.items():
+        command.epilog = f"example: {EXAMPLES[name]}"
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    if not (sys.argv[1:] if argv is None else argv):
+        # `dlperf` alone: the commands, not "the following arguments are required".
+        parser.print_help(sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
     try:
         return args.func(args)
     except USER_ERRORS as exc:
         # One line, whatever the message or a value quoted in it holds.
         print(f"dlperf {args.command}: error: {arg.one_line(exc)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        # Every output is written atomically: an interrupted command leaves none half-written.
+        print(
+            f"dlperf {args.command}: interrupted; no output was left half-written", file=sys.stderr
+        )
+        return INTERRUPTED

@@ -18,11 +18,13 @@ def add_adaptive_replay(sub) -> None:
     p.add_argument(
         "--budget", required=True, type=arg.SHARE, help="share of the grid's runs to use, e.g. 0.35"
     )
-    p.add_argument("--seed", type=arg.SEED, default=0)
+    p.add_argument("--seed", type=arg.SEED, default=0, help="seed of the random baseline (0)")
     p.add_argument("--model-name", default="generic", help="the model the loop fits (generic)")
     p.add_argument("--initial", type=arg.COUNT, help="configurations per series in round 0 (4)")
     p.add_argument("--per-round", type=arg.COUNT, help="runs per later round (4)")
-    p.add_argument("--out", required=True, help="directory for rounds.csv and summary.json")
+    p.add_argument(
+        "--out", required=True, type=arg.OUT_DIR, help="directory for rounds.csv and summary.json"
+    )
     p.set_defaults(func=run_adaptive_replay)
 
 
@@ -68,7 +70,7 @@ def add_adaptive_round(sub) -> None:
     p.add_argument(
         "--round", type=arg.NON_NEGATIVE, required=True, help="the round to choose (0 = initial)"
     )
-    p.add_argument("--out", required=True, help="round file to write (JSON)")
+    p.add_argument("--out", required=True, type=arg.OUT_FILE, help="round file to write (JSON)")
     p.set_defaults(func=run_adaptive_round)
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from dlperf.errors import UsageError
 from dlperf.layout import RESULTS
@@ -50,6 +52,38 @@ def whole(low: int, high: int, what: str) -> Callable[[str], int]:
 
     parse.__name__ = what
     return parse
+
+
+def writable(kind: str) -> Callable[[str], str]:
+    """An argument type: a path a command will write, a ``"file"`` or a ``"directory"``,
+    checked before any work (a fit of minutes is not lost to a folder that cannot be written):
+    not the other kind, and the nearest existing folder on its way is a writable directory."""
+
+    def parse(text: str) -> str:
+        path = Path(text)
+        if path.exists() and path.is_dir() != (kind == "directory"):
+            raise argparse.ArgumentTypeError(
+                f"{text!r} exists and is not a {kind}; give a {kind} to write"
+            )
+        folder = path if kind == "directory" else path.parent
+        while not folder.exists():
+            folder = folder.parent
+        if not folder.is_dir():
+            raise argparse.ArgumentTypeError(
+                f"cannot write {text!r}: {folder} is a file, not a directory; choose another path"
+            )
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise argparse.ArgumentTypeError(
+                f"cannot write {text!r}: the directory {folder} is not writable; choose one that is"
+            )
+        return text
+
+    parse.__name__ = f"{kind} to write"
+    return parse
+
+
+OUT_FILE = writable("file")
+OUT_DIR = writable("directory")
 
 
 def number(
@@ -153,7 +187,9 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_SEQ_LEN,
         help="token networks' tokens per sample",
     )
-    parser.add_argument("--precision", choices=PRECISIONS, default="fp32")
+    parser.add_argument(
+        "--precision", choices=PRECISIONS, default="fp32", help="numeric precision (fp32)"
+    )
     parser.add_argument(
         "--compile",
         type=switch,

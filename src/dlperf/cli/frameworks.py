@@ -7,6 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from dlperf.cli import arguments as arg
+
 
 def add_compare_frameworks(sub) -> None:
     p = sub.add_parser(
@@ -22,8 +24,15 @@ def add_compare_frameworks(sub) -> None:
         help="model artifacts, or directories of them (results/models): the generic model's "
         "terms split the time per iteration; without them only the data wait is split off",
     )
-    p.add_argument("--format", choices=["text", "json", "html"], default="text")
-    p.add_argument("--out", help="write the answer here instead of to standard output")
+    p.add_argument(
+        "--format",
+        choices=["text", "json", "html"],
+        default="text",
+        help="format of the answer (text)",
+    )
+    p.add_argument(
+        "--out", type=arg.OUT_FILE, help="write the answer here instead of to standard output"
+    )
     p.set_defaults(func=run_compare_frameworks)
 
 

@@ -14,7 +14,9 @@ from dlperf.errors import UsageError
 
 def add_env(sub) -> None:
     p = sub.add_parser("env", help="build (or reuse) a framework environment and write its lock")
-    p.add_argument("--framework", required=True, choices=FRAMEWORKS)
+    p.add_argument(
+        "--framework", required=True, choices=FRAMEWORKS, help="framework to build or describe"
+    )
     source = p.add_mutually_exclusive_group()
     source.add_argument("--requirements", help="requirements file, e.g. envs/pytorch.txt")
     source.add_argument("--python", help="an existing interpreter that has the framework")
@@ -23,7 +25,7 @@ def add_env(sub) -> None:
     p.add_argument(
         "--root", help="where environments live (default: $DLPERF_ENV_ROOT or ~/.cache/dlperf/envs)"
     )
-    p.add_argument("--out", required=True, help="environment description (JSON)")
+    p.add_argument("--out", required=True, type=arg.OUT_FILE, help="environment description (JSON)")
     p.set_defaults(func=run_env)
 
 
@@ -52,16 +54,23 @@ def add_bench(sub) -> None:
     p.add_argument(
         "--env", required=True, help="framework environment description from `dlperf env`"
     )
-    p.add_argument("--framework", required=True, choices=FRAMEWORKS)
-    p.add_argument("--network", required=True, choices=list(NETWORKS))
-    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    p.add_argument("--nodes", type=arg.NODES, default=1)
-    p.add_argument("--procs", type=arg.WORKERS, default=1)
-    p.add_argument("--batch-size", type=arg.BATCH, required=True)
-    p.add_argument("--data-size", type=arg.DATA_SIZE, required=True)
-    p.add_argument("--rep", type=arg.NON_NEGATIVE, default=0)
-    p.add_argument("--warmup-iters", type=arg.NON_NEGATIVE, default=5)
-    p.add_argument("--threads-per-proc", type=arg.NON_NEGATIVE, default=0)
+    p.add_argument("--framework", required=True, choices=FRAMEWORKS, help="framework to run")
+    p.add_argument("--network", required=True, choices=list(NETWORKS), help="network to train")
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="cpu or cuda (cpu)")
+    p.add_argument("--nodes", type=arg.NODES, default=1, help="nodes the workers span (1)")
+    p.add_argument("--procs", type=arg.WORKERS, default=1, help="total workers (1)")
+    p.add_argument("--batch-size", type=arg.BATCH, required=True, help="per worker")
+    p.add_argument("--data-size", type=arg.DATA_SIZE, required=True, help="samples per epoch")
+    p.add_argument("--rep", type=arg.NON_NEGATIVE, default=0, help="repetition number (0)")
+    p.add_argument(
+        "--warmup-iters", type=arg.NON_NEGATIVE, default=5, help="untimed iterations first (5)"
+    )
+    p.add_argument(
+        "--threads-per-proc",
+        type=arg.NON_NEGATIVE,
+        default=0,
+        help="threads per worker (0: the cores shared among the workers)",
+    )
     p.add_argument(
         "--dataset",
         default="synthetic",
@@ -69,13 +78,18 @@ def add_bench(sub) -> None:
         help="synthetic: random batches, no input pipeline; digits: scikit-learn's digits through "
         "each framework's own data loader (time waiting for data is recorded)",
     )
-    p.add_argument("--seed", type=arg.SEED, default=0)
+    p.add_argument("--seed", type=arg.SEED, default=0, help="seed of the data and weights (0)")
     p.add_argument(
         "--timeout", type=arg.SECONDS, default=600.0, help="seconds before the run is ended"
     )
-    p.add_argument("--launcher", default="auto", choices=["auto", "local", "srun"])
+    p.add_argument(
+        "--launcher",
+        default="auto",
+        choices=["auto", "local", "srun"],
+        help="how the workers start (auto: srun inside a Slurm allocation, else local)",
+    )
     arg.add_input_arguments(p)
-    p.add_argument("--out", required=True, help="run record (JSON)")
+    p.add_argument("--out", required=True, type=arg.OUT_FILE, help="run record (JSON)")
     p.set_defaults(func=run_bench)
 
 
@@ -87,11 +101,12 @@ RUN_OPTIONS = (
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    from dlperf.bench.runner import run_benchmark
+    from dlperf.bench.runner import environment_description, run_benchmark
     from dlperf.bench.spec import RunConfig
     from dlperf.study.superseded import keep_previous
 
     arg.check_layouts([args.nodes], [args.procs])
+    environment_description(args.env)  # refused before a record is written: not a failed run
     named_alike = {name: vars(args)[name] for name in RUN_OPTIONS}
     config = RunConfig(
         **named_alike, timeout_s=args.timeout, grad_accum_steps=args.accumulation_steps

@@ -4,6 +4,7 @@ cross-validated on the timings."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from dlperf import layout
@@ -19,7 +20,7 @@ def _on_timings(sub, command: str, command_help: str, config_help: str):
 def add_fit(sub) -> None:
     config_help = "workflow config (models section); default settings otherwise"
     p = _on_timings(sub, "fit", "fit the performance models of one framework", config_help)
-    p.add_argument("--framework", required=True)
+    p.add_argument("--framework", required=True, help="framework of the timings to fit")
     p.add_argument(
         "--interval-refits",
         type=arg.NON_NEGATIVE,
@@ -34,7 +35,13 @@ def add_fit(sub) -> None:
         help="refuse to fit when more than this share of the runs were disturbed by other "
         "programs (the workflow passes preflight.max_disturbed_fraction); default: no check",
     )
-    p.add_argument("--out", required=True, help="model artifact (JSON)")
+    p.add_argument("--out", required=True, type=arg.OUT_FILE, help="model artifact (JSON)")
+    p.add_argument(
+        "--allow-unfitted",
+        action="store_true",
+        help="exit 0 when no model could be fitted (the workflow: its report says why); "
+        "otherwise that exits 1",
+    )
     p.set_defaults(func=run_fit)
 
 
@@ -59,11 +66,21 @@ def run_fit(args: argparse.Namespace) -> int:
     groups = list(artifact["networks"].items())
     if "all_networks" in artifact:
         groups.append(("all networks", artifact["all_networks"]))
+    fitted = 0
     for network, info in groups:
         for name, entry in info["models"].items():
             print(f"{args.framework}/{network}/{name}: {entry['status']} ({_fit_detail(entry)})")
+            fitted += entry["status"] == "ok"
     print(f"-> {args.out}")
-    return 0
+    if fitted or args.allow_unfitted:
+        return 0
+    # The artifact says why for each model; a script must not take it for a usable one.
+    print(
+        f"dlperf fit: error: no model could be fitted on {args.framework}'s timings (the "
+        "reasons are above); measure more configurations",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def _fit_detail(entry: dict) -> str:
@@ -98,7 +115,10 @@ def add_validate(sub) -> None:
         "--train-max-batch", type=arg.BATCH, help="for extrapolation_batch: train on batch <= N"
     )
     p.add_argument(
-        "--out", required=True, help="output directory: <framework>.csv, <framework>.summary.csv"
+        "--out",
+        required=True,
+        type=arg.OUT_DIR,
+        help="output directory: <framework>.csv, <framework>.summary.csv",
     )
     p.add_argument(
         "--no-summary",
@@ -145,7 +165,7 @@ def run_validate(args: argparse.Namespace) -> int:
 def add_combine(sub) -> None:
     p = sub.add_parser("combine", help="concatenate per-framework tables of the same columns")
     p.add_argument("tables", nargs="+", help="CSV files, e.g. results/validation/*.summary.csv")
-    p.add_argument("--out", required=True, help="combined CSV")
+    p.add_argument("--out", required=True, type=arg.OUT_FILE, help="combined CSV")
     p.set_defaults(func=run_combine)
 
 

@@ -33,7 +33,7 @@ def add_predict(sub) -> None:
             )
         ],
     )
-    p.add_argument("--nodes", type=arg.NODES, nargs="+", default=[1])
+    p.add_argument("--nodes", type=arg.NODES, nargs="+", default=[1], help="nodes per row (1)")
     p.add_argument(
         "--procs", type=arg.WORKERS, nargs="+", required=True, help="one value, or one per row"
     )
@@ -48,7 +48,7 @@ def add_predict(sub) -> None:
         default=[1],
         help="micro-batches per optimizer step (--batch-size is then the micro-batch)",
     )
-    p.add_argument("--epochs", type=arg.EPOCHS, default=1.0)
+    p.add_argument("--epochs", type=arg.EPOCHS, default=1.0, help="epochs, for total_time_s (1)")
     p.add_argument("--param-count", type=arg.PARAMS, help="W of an unseen network (generic_xnet)")
     p.add_argument(
         "--flops-per-sample", type=arg.FLOPS, help="F of an unseen network (generic_xnet)"
@@ -92,7 +92,7 @@ def _rows(args: argparse.Namespace):
 def run_predict(args: argparse.Namespace) -> int:
     from dlperf.models.answer import ANSWER
     from dlperf.models.answer_explained import answer_warnings
-    from dlperf.models.artifact_check import load_artifact
+    from dlperf.models.artifact_check import load_artifact, version_warnings
     from dlperf.models.prediction import extrapolation_warnings, interval_missing, predict_rows
 
     arg.check_layouts(args.nodes, args.procs)
@@ -104,11 +104,12 @@ def run_predict(args: argparse.Namespace) -> int:
     table = predict_rows(artifact, network, args.model_name, rows, level=args.level)
     table["total_time_s"] = table["epoch_time_s"] * args.epochs
     missing = interval_missing(artifact, network, args.model_name)
-    warn("predict", extrapolation_warnings(artifact, network, rows))
+    warnings = version_warnings(artifact) + extrapolation_warnings(artifact, network, rows)
     if args.model_name == ANSWER:
-        warn("predict", answer_warnings(artifact, network, rows))
+        warnings += answer_warnings(artifact, network, rows)
     if missing:
-        warn("predict", [f"no prediction interval for {args.model_name!r}: {missing}"])
+        warnings.append(f"no prediction interval for {args.model_name!r}: {missing}")
+    warn("predict", warnings)
     if args.json:
         answer = {
             "framework": artifact["framework"],
@@ -117,6 +118,8 @@ def run_predict(args: argparse.Namespace) -> int:
             "epochs": args.epochs,
             "level": args.level,
             "predictions": json.loads(table.to_json(orient="records")),
+            # The same warnings as on stderr: a program reading the JSON gets them too.
+            "warnings": warnings,
         }
         print(json.dumps(answer, indent=2))
     else:
@@ -227,7 +230,7 @@ def add_plan(sub) -> None:
     )
     p.add_argument("--batch-size", type=arg.BATCH, required=True, help="per worker")
     p.add_argument("--data-size", type=arg.DATA_SIZE, help="samples per epoch")
-    p.add_argument("--epochs", type=arg.EPOCHS, default=1.0)
+    p.add_argument("--epochs", type=arg.EPOCHS, help="epochs to train (default 1)")
     p.add_argument(
         "--samples", type=arg.SAMPLES, help="total samples to train on (instead of --epochs)"
     )
@@ -237,14 +240,19 @@ def add_plan(sub) -> None:
         type=arg.duration,
         help="seconds, or with a unit: 90m, 2h, 1d",
     )
-    p.add_argument("--gpus-per-node", type=arg.COUNT, default=8)
+    p.add_argument("--gpus-per-node", type=arg.COUNT, default=8, help="workers a node holds (8)")
     p.add_argument(
         "--max-procs",
         type=arg.WORKERS,
         default=None,  # dlperf.models.planning.DEFAULT_MAX_PROCS (pandas: not while parsing)
         help="largest worker count to consider",
     )
-    p.add_argument("--objective", choices=["workers", "cost"], default="workers")
+    p.add_argument(
+        "--objective",
+        choices=["workers", "cost"],
+        default="workers",
+        help="fewest workers, or lowest cost in worker-hours (workers)",
+    )
     p.add_argument(
         "--safe",
         action="store_true",
@@ -267,10 +275,15 @@ def add_plan(sub) -> None:
 def _work(args: argparse.Namespace) -> tuple[int, float]:
     """Samples per epoch and epochs, from --data-size and --epochs or --samples."""
     if args.samples is not None:
+        if args.epochs is not None:
+            raise UsageError(
+                "--epochs and --samples both give the work to do; give one: --data-size D "
+                "--epochs E, or --samples N"
+            )
         data_size = args.data_size or args.samples
         return data_size, args.samples / data_size
     if args.data_size is not None:
-        return args.data_size, args.epochs
+        return args.data_size, 1.0 if args.epochs is None else args.epochs
     raise UsageError("give the work to do: --data-size D [--epochs E] or --samples N")
 
 
@@ -280,10 +293,11 @@ PLAN_COLUMNS = ["nodes", "procs", "epoch_time_s", "epoch_time_lo_s", "epoch_time
 def run_plan(args: argparse.Namespace) -> int:
     from dlperf.cli import plan_output
     from dlperf.durations import readable
-    from dlperf.models.artifact_check import load_artifact
+    from dlperf.models.artifact_check import load_artifact, version_warnings
     from dlperf.models.planning import DEFAULT_MAX_PROCS, cost_unit, parse_duration, planned
 
     artifact = load_artifact(args.model)
+    warn("plan", version_warnings(artifact))
     network = _network(artifact, args.network)
     data_size, epochs = _work(args)
     deadline = parse_duration(args.deadline)

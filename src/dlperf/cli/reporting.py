@@ -17,7 +17,7 @@ def add_report(sub) -> None:
     p.add_argument("--models", nargs="+", required=True, help="model artifacts")
     p.add_argument("--summary", required=True, help="validation summary CSV")
     p.add_argument("--predictions", nargs="*", default=[], help="per-framework validation CSVs")
-    p.add_argument("--out", required=True, help="index.html to write")
+    p.add_argument("--out", required=True, type=arg.OUT_FILE, help="index.html to write")
     p.add_argument(
         "--results",
         help="the study's results directory: the report counts the superseded run records "

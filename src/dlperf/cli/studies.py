@@ -19,7 +19,9 @@ def add_forget_disturbed(sub) -> None:
         parents=[arg.results_option()],
     )
     p.add_argument("--timings", default=WORKFLOW.timings, help="the study's timings table")
-    p.add_argument("--out", help="JSON file listing the removed records (optional)")
+    p.add_argument(
+        "--out", type=arg.OUT_FILE, help="JSON file listing the removed records (optional)"
+    )
     p.set_defaults(func=run_forget_disturbed)
 
 
@@ -46,7 +48,7 @@ def add_archive(sub) -> None:
             ),
         ],
     )
-    p.add_argument("--out", required=True, help="archive to write (.tar.gz)")
+    p.add_argument("--out", required=True, type=arg.OUT_FILE, help="archive to write (.tar.gz)")
     p.set_defaults(func=run_archive)
 
 
@@ -64,7 +66,7 @@ def run_archive(args: argparse.Namespace) -> int:
 
 def add_verify_archive(sub) -> None:
     p = sub.add_parser("verify-archive", help="check an archive's checksums (and reproduce it)")
-    p.add_argument("archive")
+    p.add_argument("archive", help="the archive to verify (.tar.gz from `dlperf archive`)")
     p.add_argument(
         "--rerun",
         action="store_true",
@@ -132,8 +134,15 @@ def add_compare(sub) -> None:
         default="generic",
         help="baseline model whose prediction interval the candidate's runs are checked against",
     )
-    p.add_argument("--format", choices=["markdown", "html"], default="markdown")
-    p.add_argument("--out", help="write the answer here instead of to standard output")
+    p.add_argument(
+        "--format",
+        choices=["markdown", "html"],
+        default="markdown",
+        help="format of the answer (markdown)",
+    )
+    p.add_argument(
+        "--out", type=arg.OUT_FILE, help="write the answer here instead of to standard output"
+    )
     p.set_defaults(func=run_compare)
 
 

@@ -24,6 +24,7 @@ import pandas as pd
 
 from dlperf.errors import DlperfError, InputFileError, UnknownName, UsageError
 from dlperf.hardware import precision_name
+from dlperf.io import unopenable
 from dlperf.limits import (
     MAX_BATCH,
     MAX_COUNT,
@@ -110,6 +111,8 @@ def columns_of(path: str | os.PathLike) -> pd.Index:
         return pd.read_csv(path, nrows=0).columns
     except FileNotFoundError:
         raise InputFileError(f"timings file {path} does not exist") from None
+    except (IsADirectoryError, PermissionError) as exc:
+        raise unopenable(path, exc) from None
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise ExternalTimingsError(
             f"{path} is not a readable CSV ({exc}){_header_hint(path)}"

@@ -15,7 +15,7 @@ import pandas as pd
 
 from dlperf.bench.spec import RunConfig, run_features
 from dlperf.errors import InputFileError
-from dlperf.io import atomic_path, atomic_write_text
+from dlperf.io import atomic_path, atomic_write_text, unopenable
 from dlperf.measurements.configuration import (
     ACCUMULATION,
     CONFIG_COLUMNS,
@@ -237,6 +237,8 @@ def read_csv(path: str | os.PathLike, **options) -> pd.DataFrame:
         return pd.read_csv(path, **options)
     except FileNotFoundError:
         raise InputFileError(f"{path} does not exist; check the path") from None
+    except (IsADirectoryError, PermissionError) as exc:
+        raise unopenable(path, exc) from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise InputFileError(
             f"{path} is not a readable CSV table ({exc}); pass the file a dlperf command wrote"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 
+import dlperf
 from dlperf.errors import DlperfError, InputFileError
 from dlperf.io import read_json
 
@@ -118,6 +119,19 @@ def _check_generic_terms(entry: dict, path: str) -> None:
             )
 
 
+def _check_loads(name: str, entry: dict, path: str) -> None:
+    """A fitted entry the model can be made from: every field its ``from_dict`` reads is
+    there (a deleted ``terms`` is named, not a KeyError at predict time)."""
+    if entry.get("status", "ok") != "ok":
+        return
+    try:
+        MODELS[name].from_dict(entry)
+    except KeyError as exc:
+        raise ArtifactError(
+            f"{path}.{exc.args[0]} is missing; fit the models again with `dlperf fit`"
+        ) from None
+
+
 def check_artifact(artifact: object, source: str) -> dict:
     """The artifact itself when it is one this dlperf can trust; otherwise an ArtifactError
     naming the field, e.g. ``networks.lenet.models.generic.terms[2].value is NaN``."""
@@ -139,6 +153,7 @@ def check_artifact(artifact: object, source: str) -> dict:
                 raise ArtifactError(f"{path}.models is missing or not a JSON object")
             for name, entry in models.items():
                 _check_model_entry(name, entry, f"{path}.models.{name}")
+                _check_loads(name, entry, f"{path}.models.{name}")
     except ArtifactError as exc:
         raise ArtifactError(f"{source}: {exc}") from None
     return artifact
@@ -151,3 +166,16 @@ def load_artifact(path: str | os.PathLike) -> dict:
     except InputFileError as exc:  # missing, or not JSON
         raise ArtifactError(f"{exc} (a model artifact is written by `dlperf fit`)") from None
     return check_artifact(artifact, str(path))
+
+
+def version_warnings(artifact: dict) -> list[str]:
+    """A warning when another dlperf version fitted the artifact: its models may differ from
+    this version's (the schema is the same, or it would have been refused)."""
+    fitted_by = artifact.get("dlperf_version")
+    if fitted_by == dlperf.__version__:
+        return []
+    return [
+        f"the artifact was fitted by dlperf {fitted_by or 'of an unknown version'}, this is "
+        f"dlperf {dlperf.__version__}; fit it again with `dlperf fit` to get this version's "
+        "models"
+    ]

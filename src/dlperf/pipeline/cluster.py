@@ -29,8 +29,9 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from dlperf.errors import ConfigError
 
@@ -210,12 +211,27 @@ def runs_on_slurm(workflow) -> bool:
     return launcher(name, step) == "srun"
 
 
+def is_planning_process(workflow) -> bool:
+    """True for the Snakemake process that plans the run, not a job's own process."""
+    return not (workflow.remote_exec or workflow.subprocess_exec)
+
+
 def is_local_run(workflow) -> bool:
     """True for the Snakemake process that plans a run on this machine: not a job's own
     process, and no ``--jobs`` (a cluster executor needs it, as the Slurm profile gives it; a
     local run gives ``--cores``). Known while the Snakefile loads, unlike the executor."""
-    main_process = not (workflow.remote_exec or workflow.subprocess_exec)
-    return main_process and workflow.resource_settings.nodes is None
+    return is_planning_process(workflow) and workflow.resource_settings.nodes is None
+
+
+def is_dry_run(argv: Sequence[str]) -> bool:
+    """Whether the Snakemake command line ``argv`` asks for a dry run (``-n``, ``-np``,
+    ``--dry-run``): the executor that says so is chosen only after the Snakefile loads."""
+    for given in argv[1:]:
+        if given in ("--dry-run", "--dryrun", "--just-print"):
+            return True
+        if re.fullmatch(r"-[A-Za-z]*n[A-Za-z]*", given):
+            return True
+    return False
 
 
 def local_launch(config: Mapping) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -101,6 +102,22 @@ def visible_gpus(devices: Path = Path("/dev"), environ: Mapping = os.environ) ->
 def local_machine_problems(config: Mapping, cores: int, gpus: int) -> list[str]:
     """What a local run of ``config`` cannot do on a machine with ``cores`` usable cores and
     ``gpus`` visible GPUs: every worker of a local run is a process of this machine."""
+    return _local_nodes(config) + _local_workers(config, cores, gpus)
+
+
+def _local_nodes(config: Mapping) -> list[str]:
+    """More than one node asked of a local run: every such run would fail."""
+    beyond = sorted(n for n in config["nodes"] if n > 1)
+    if not beyond:
+        return []
+    return [
+        f"nodes: {beyond} on a local run, but a local run starts every worker on this machine: "
+        "each of those runs would fail; give nodes: [1], or run on a cluster "
+        "(snakemake --profile slurm)"
+    ]
+
+
+def _local_workers(config: Mapping, cores: int, gpus: int) -> list[str]:
     procs = max(config["procs"])
     if config["device"] == "cuda":
         if gpus == 0:
@@ -122,4 +139,44 @@ def local_machine_problems(config: Mapping, cores: int, gpus: int) -> list[str]:
             f"cores: the workers would share cores and measure each other; give procs up to "
             f"{cores}, or run on a cluster (snakemake --profile slurm)"
         ]
+    threads = config.get("threads_per_proc") or 0
+    if threads > cores:
+        return [
+            f"threads_per_proc: {threads} threads per worker on a local run, but this machine "
+            f"gives this process {cores} cores: the threads would share them; give "
+            f"threads_per_proc up to {cores} (0 shares the cores among the workers)"
+        ]
     return []
+
+
+#: Seconds between two looks at the load while waiting for a quiet machine.
+QUIET_POLL_S = 10.0
+
+
+def wait_for_quiet(
+    cores: int,
+    threshold: float,
+    wait_s: float,
+    load=os.getloadavg,
+    sleep=time.sleep,
+    clock=time.monotonic,
+) -> str:
+    """Before a local run measures anything: empty when the load of other programs (the
+    1-minute load average, none of ours yet) is at most ``threshold`` of the ``cores``, now or
+    within ``wait_s`` seconds; otherwise the warning to print. Runs measured on a machine this
+    busy come out disturbed (the same share flags them afterwards)."""
+    deadline = clock() + wait_s
+    while True:
+        share = load()[0] / max(cores, 1)
+        if share <= threshold:
+            return ""
+        left = deadline - clock()
+        if left <= 0:
+            break
+        sleep(min(QUIET_POLL_S, left))
+    waited = f" after waiting {wait_s:g} s" if wait_s else ""
+    return (
+        f"dlperf: warning: this machine is busy{waited}: other programs load {share:.0%} of its "
+        f"{cores} cores, and runs measured while others use more than {threshold:.0%} come out "
+        "disturbed; stop them, or set wait_quiet_s in the config to wait for a quiet machine"
+    )

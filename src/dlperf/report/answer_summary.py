@@ -60,22 +60,26 @@ def answer_at(artifact: dict, network: str, row: dict) -> AnswerAt:
 
 def target_row(points: pd.DataFrame, reference: pd.Series, plan_row: dict | None) -> dict:
     """Where the Summary asks the answer: the planned layout when a target is set, else
-    :data:`DEFAULT_REACH` times the largest measured worker count (nodes as measured per node)."""
+    :data:`DEFAULT_REACH` times the largest measured worker count on the largest measured node
+    count (no default answer on nodes the study never measured, e.g. 4 nodes for a one-node
+    study)."""
     if plan_row is not None:
         return {k: int(plan_row[k]) for k in ("nodes", "procs", "batch_size", "data_size")}
-    per_node = max(1, int((points["procs"] / points["nodes"]).max()))
-    procs = DEFAULT_REACH * int(points["procs"].max())
+    nodes = max(1, int(points["nodes"].max()))
+    procs = nodes * math.ceil(DEFAULT_REACH * int(points["procs"].max()) / nodes)
     return {
-        "nodes": math.ceil(procs / per_node),
+        "nodes": nodes,
         "procs": procs,
         "batch_size": int(reference["batch_size"]),
         "data_size": int(reference["data_size"]),
     }
 
 
-def answer_line(found: AnswerAt | None, belief: Belief | None, error: str = "") -> str:
+def answer_line(found: AnswerAt | None, belief: Belief | None, error: str = "") -> tuple[str, str]:
+    """The answer in one plain sentence, and the statistics behind it (the models and their
+    weights, why these, the best validated model against the noise) to fold beneath."""
     if found is None:
-        return f"no answer: {error}" if error else "no answer: no model could be fitted."
+        return (f"no answer: {error}" if error else "no answer: no model could be fitted."), ""
     row = found.row
     where = (
         "inside the measured range"
@@ -84,13 +88,13 @@ def answer_line(found: AnswerAt | None, belief: Belief | None, error: str = "") 
     )
     workers = f"{row['procs']} worker{'s' if row['procs'] > 1 else ''}"
     nodes = f"{row['nodes']} node{'s' if row['nodes'] > 1 else ''}"
-    text = (
+    plain = (
         f"at {workers} on {nodes} (b={row['batch_size']}, "
         f"d={row['data_size']}; {where}) an epoch takes {found.predicted_s:.3g} s, "
-        f"{INTERVAL_LEVEL:.0%} interval {found.lo_s:.3g}–{found.hi_s:.3g} s; from "
-        f"{found.models}. Why these: {found.why}."
+        f"{INTERVAL_LEVEL:.0%} interval {found.lo_s:.3g}–{found.hi_s:.3g} s."
     )
-    return text + " " + noise_check(belief)
+    detail = f"From {found.models}. Why these: {found.why}. " + noise_check(belief)
+    return plain, detail
 
 
 def noise_check(belief: Belief | None) -> str:

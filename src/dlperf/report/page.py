@@ -13,6 +13,7 @@ import jinja2
 
 from dlperf import figures as rendering
 from dlperf.io import atomic_write_text
+from dlperf.measurements import tables
 
 from . import sections
 from .framework_section import frameworks_side_by_side
@@ -61,6 +62,7 @@ def render_page(study: Study, parts: list[Section], link_dir: str) -> str:
             nav=[s for s in parts if s.level <= 3],
             link_dir=link_dir,
             n_runs=len(study.timings),
+            n_disturbed=int(tables.disturbed(study.timings).sum()),
             n_failed=len(study.failures),
             n_points=len(study.points),
             n_frameworks=len(study.artifacts),
@@ -75,6 +77,8 @@ def build_report(study: Study, out_html: Path, figures_dir: Path | None = None) 
     figures_dir = Path(figures_dir) if figures_dir else out_html.parent / "figures"
     link_dir = Path(os.path.relpath(figures_dir, out_html.parent)).as_posix()
     parts = [section for part in PARTS for section in part(study)]
+    # The directory is the report's output even when no run succeeded and it holds no figure.
+    figures_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for section in parts:
         for block in section.blocks:

@@ -11,6 +11,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from dlperf.measurements.tables import disturbed
+
+# A headline speed-up whose runs are more than this share disturbed is marked as such.
+MOSTLY = 0.5
+
 # Efficiency above this is not parallel speed-up but a sign of a disturbed base run or of
 # workers measured on different hardware (a little above 1 is noise or cache effects).
 SUPERLINEAR = 1.05
@@ -113,3 +118,19 @@ def _oversubscribed(timings: pd.DataFrame) -> list[str]:
         f"{what} (up to {int(per_node[worst])} workers on {int(limit[worst])} {what}): the "
         "workers shared them, so those runs measure contention, not scaling."
     ]
+
+
+def headline_caveat(scale: Scaling, timings: pd.DataFrame) -> str:
+    """What makes the headline speed-up untrustworthy, said first: most of its runs disturbed
+    by other programs, an efficiency above 100 %; empty when neither."""
+    said = []
+    flagged = disturbed(timings)
+    if len(timings) and flagged.mean() > MOSTLY:
+        said.append(
+            f"{int(flagged.sum())} of the {len(timings)} runs of this network were disturbed"
+        )
+    if scale.efficiency > SUPERLINEAR:
+        said.append(f"an efficiency of {scale.efficiency:.0%} is more than the workers can give")
+    if not said:
+        return ""
+    return "NOT TO BE QUOTED (" + " and ".join(said) + "; see Warnings): "

@@ -13,6 +13,7 @@ from dlperf.models.answer import ANSWER
 
 from . import findings, scaling
 from .answer_summary import answer_at, answer_figure, answer_line, target_row
+from .failure_reasons import reasons
 from .markup import Section, esc, introduced, paragraph
 from .scaling_figures import summary_figure
 from .sections import fitted_curves
@@ -113,23 +114,38 @@ def resources_line(found: findings.Resources | None) -> str:
     return "; ".join(parts) + "." if parts else ""
 
 
+def _headline(scales: list[findings.Scaling], timings: pd.DataFrame) -> str:
+    """The measured speed-up, marked first where its runs cannot carry it."""
+    caveat = scaling.headline_caveat(scales[0], timings) if scales else ""
+    return caveat + scaling_line(scales)
+
+
 def _layout(row: dict) -> str:
     procs, nodes = int(row["procs"]), int(row["nodes"])
     return f"{procs} worker{'s' if procs > 1 else ''} on {nodes} node{'s' if nodes > 1 else ''}"
 
 
-def _facts(items: list[tuple[str, str]]) -> Markup:
-    rows = "".join(f"<li><b>{esc(k)}:</b> {esc(v)}</li>" for k, v in items if v)
-    return Markup(f'<ul class="facts">{rows}</ul>')
+def _facts(items: list[tuple[str, str, str]]) -> Markup:
+    """One plain sentence per item; its statistics, where there are any, folded beneath."""
+    rows = []
+    for key, plain, detail in items:
+        if not plain:
+            continue
+        more = f"<details><summary>how</summary>{esc(detail)}</details>" if detail else ""
+        rows.append(f"<li><b>{esc(key)}:</b> {esc(plain)}{more}</li>")
+    return Markup(f'<ul class="facts">{"".join(rows)}</ul>')
 
 
-def _where_time_goes(generic: dict, at: pd.Series) -> str:
+def _where_time_goes(generic: dict, at: pd.Series) -> tuple[str, str]:
+    """Where an iteration's time goes in a sentence; the fitted expression beneath."""
     if generic.get("status") != "ok":
-        return "no generic model was fitted, so there is no breakdown."
+        return "no generic model was fitted, so there is no breakdown.", ""
     breakdown = findings.dominant_term(
         generic, int(at["procs"]), int(at["batch_size"]), int(at["data_size"])
     )
-    return " ".join([findings.expression_in_words(generic) + ".", breakdown_line(breakdown)])
+    expression = findings.expression_in_words(generic) + "."
+    plain = breakdown_line(breakdown)
+    return (plain, expression) if plain else (expression, "")
 
 
 def _warnings_block(framework: str, network: str, warnings: list[str]) -> Markup:
@@ -166,11 +182,15 @@ def network_summary(study: Study, framework: str, network: str) -> Section:
     if found is not None:
         warnings += found.warnings
     lines = [
-        ("Scaling", scaling_line(scales)),
-        ("Answer", answer_line(found, belief, error)),
-        ("Where the time goes", _where_time_goes(models.get("generic", {}), at)),
-        ("Plan", plan_line(answer) if planner else "no fitted model to plan with."),
-        ("Resources", resources_line(findings.resources(study.timings_of(framework, network)))),
+        ("Scaling", _headline(scales, study.timings_of(framework, network)), ""),
+        ("Answer", *answer_line(found, belief, error)),
+        ("Where the time goes", *_where_time_goes(models.get("generic", {}), at)),
+        ("Plan", plan_line(answer) if planner else "no fitted model to plan with.", ""),
+        (
+            "Resources",
+            resources_line(findings.resources(study.timings_of(framework, network))),
+            "",
+        ),
     ]
     curves, _ = fitted_curves(study, framework, network)
     section.blocks += [
@@ -223,7 +243,9 @@ SUMMARY_INTRO = (
 
 def summary(study: Study) -> list[Section]:
     head = introduced("summary", "Summary", SUMMARY_INTRO)
-    if study.frameworks_without_runs:
+    if study.timings.empty and not study.failures.empty:
+        head.blocks.append(_all_failed(study.failures))
+    elif study.frameworks_without_runs:
         head.blocks.append(
             paragraph(
                 "No successful run at all: "
@@ -233,3 +255,19 @@ def summary(study: Study) -> list[Section]:
             )
         )
     return [head] + [network_summary(study, f, n) for f, n in study.networks()]
+
+
+def _all_failed(failures: pd.DataFrame) -> Markup:
+    """Every run failed: say so first, with each reason and how many runs it stopped."""
+    items = Markup("").join(
+        Markup(f"<li>{count} run{'s' if count > 1 else ''}: <code>{esc(text)}</code></li>")
+        for text, count in reasons(failures.to_dict("records"))
+    )
+    n = len(failures)
+    said = (
+        f"Every one of the {n} benchmark runs failed" if n > 1 else "The one benchmark run failed"
+    )
+    return Markup(
+        f'<div class="warnings" id="all-failed"><b>{said}</b>, so nothing was measured or '
+        f"modelled. The reasons (the full errors are under Failed runs):<ul>{items}</ul></div>"
+    )

@@ -26,8 +26,13 @@ ul.facts{padding-left:1.2rem;max-width:1000px}ul.facts li{margin:.25rem 0}
 details>summary{cursor:pointer;color:#245;margin:.4rem 0}
 </style></head><body>
 <h1>dlperf report</h1>
-<p>{{ n_runs }} successful run{{ "s" if n_runs != 1 else "" }} and
+<p>{% if n_runs or n_failed %}
+{{ n_runs }} successful run{{ "s" if n_runs != 1 else "" }}{% if n_disturbed %}
+ ({{ n_disturbed }} of them disturbed by other programs, see Warnings){% endif %} and
 {{ n_failed }} failed run{{ "s" if n_failed != 1 else "" }};
+{% else %}
+No benchmark run of this study's own (brought-in timings only);
+{% endif %}
 {{ n_points }} measured configuration{{ "s" if n_points != 1 else "" }}
 of {{ n_frameworks }} framework{{ "s" if n_frameworks != 1 else "" }} modelled.</p>
 <nav><ul>

@@ -27,6 +27,8 @@ from dlperf.layout import (
     StudyLayout,
 )
 
+SHOWN = 5  # paths a dry run names; the rest are counted
+
 
 @dataclass(frozen=True)
 class Produced:
@@ -122,6 +124,56 @@ def retire_for_workflow(results: str, config: Mapping) -> None:
             f"dlperf: {len(moved)} output(s) the configuration no longer produces (a framework, "
             f"network or configuration dropped) moved to {where}; nothing was deleted"
         )
+
+
+def retired_records(results: str | os.PathLike, produced: Produced) -> dict[str, Path]:
+    """Per run record the configuration produces and ``results`` lacks, its newest retired
+    copy (``history/retired/<time>/runs/...``): a value dropped, then asked for again."""
+    base = Path(StudyLayout(os.fspath(results)).retired)
+    found: dict[str, Path] = {}
+    stamps = sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+    for stamp in stamps:  # oldest first: a newer copy replaces an older one
+        for path in sorted((stamp / RUNS).rglob("*.json")):
+            relative = path.relative_to(stamp).as_posix()
+            if relative in produced.records and not (Path(results) / relative).exists():
+                found[relative] = path
+    return found
+
+
+def restore_for_workflow(results: str, config: Mapping, dry_run: bool) -> None:
+    """While the workflow loads, before it plans: move the retired records the configuration
+    asks for again back into ``results`` (measured once, not measured again); a dry run lists
+    them, and what the run would retire, and moves nothing."""
+    produced = Produced.of(config)
+    back = retired_records(results, produced)
+    if dry_run:
+        stale = stale_outputs(results, produced)
+        if stale:
+            print(
+                f"dlperf: a run would retire {len(stale)} output(s) the configuration no "
+                f"longer produces to {StudyLayout(results).retired}/: "
+                + ", ".join(str(p) for p in stale[:SHOWN])
+                + _more(stale)
+            )
+        if back:
+            print(
+                f"dlperf: a run would restore {len(back)} retired run record(s) the "
+                "configuration asks for again: " + ", ".join(list(back)[:SHOWN]) + _more(back)
+            )
+        return
+    for relative, path in back.items():
+        target = Path(results) / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(path, target)
+    if back:
+        print(
+            f"dlperf: {len(back)} retired run record(s) the configuration asks for again "
+            "restored from history/retired (not measured again)"
+        )
+
+
+def _more(listed) -> str:
+    return f" and {len(listed) - SHOWN} more" if len(listed) > SHOWN else ""
 
 
 def not_produced(names: Iterable[str], produced: Produced, root: str = RESULTS) -> list[str]:

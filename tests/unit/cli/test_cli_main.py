@@ -62,7 +62,6 @@ def test_the_entry_points_run(workflow_bin):
     ("argv", "words"),
     [
         (["nosuch"], ["invalid choice: 'nosuch'"]),
-        ([], ["required: command"]),
         (["combine", "a.csv", "--out", "b.csv", "--bogus"], ["unrecognized arguments: --bogus"]),
         (["combine", "a.csv"], ["--out"]),
         (["fit", "--timings", "t.csv", "--framework", "x", "--out", "o", "--seed"], ["--seed"]),
@@ -92,3 +91,26 @@ def test_a_bug_shows_its_traceback(monkeypatch, tmp_path):
 @pytest.mark.parametrize("command", COMMANDS)
 def test_every_command_refuses_an_unknown_option_in_one_line(command):
     assert_refused([command, "--no-such-option", "1"])
+
+
+def _commands():
+    import argparse
+
+    from dlperf.cli import build_parser
+
+    actions = build_parser()._actions
+    return next(a for a in actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_option_has_help_and_the_command_an_example(command):
+    parser = _commands()[command]
+    bare = [a.dest for a in parser._actions if not a.help]
+    assert bare == [], bare
+    assert parser.epilog.startswith("example: ")
+    example = parser.epilog.removeprefix("example: ")
+    if example.startswith("dlperf "):  # it is a command line dlperf reads
+        from dlperf.cli import build_parser
+
+        args = build_parser().parse_args(example.split()[1:])
+        assert args.command == command

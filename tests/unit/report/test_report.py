@@ -76,7 +76,8 @@ def test_the_first_section_is_the_summary(report):
     assert first.groups() == ("summary", "Summary")
     counts = re.sub(r"\s+", " ", page[page.index("<p>") : page.index("</p>")])
     assert re.fullmatch(
-        r"<p>\d+ successful runs and 1 failed run; \d+ measured configurations of 1 framework "
+        r"<p>\d+ successful runs \(1 of them disturbed by other programs, see Warnings\) and "
+        r"1 failed run; \d+ measured configurations of 1 framework "
         r"modelled\.",
         counts,
     ), counts
@@ -91,9 +92,14 @@ def test_the_first_section_is_the_summary(report):
         assert re.search(
             r"<b>Answer:</b> at \d+ workers? on \d+ nodes? \(b=\d+, d=100000; (inside the "
             r"measured range|[\d.]+× beyond the largest measured worker or node count)\) an epoch "
-            r"takes [\d.]+ s, 90% interval [\d.]+–[\d.]+ s; from median of \w+",
+            r"takes [\d.]+ s, 90% interval [\d.]+–[\d.]+ s\.<details><summary>how</summary>"
+            r"From median of \w+",
             part,
         ), part
+        # one plain sentence each; the fitted expression folded beneath the breakdown
+        assert re.search(
+            r"of an iteration is [^<]*<details><summary>how</summary>epoch time = ", part
+        )
         assert f'id="fig-pytorch-answer_{network}"' in part
         assert "of an iteration is" in part and "epoch time = " in part
         assert "<b>Plan:</b> 100000 samples × 10 epochs within 10 min" in part

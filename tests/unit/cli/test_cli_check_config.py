@@ -1,0 +1,46 @@
+"""`dlperf check-config` catches what the workflow would refuse (or run to no use) on a local
+run: a missing external_timings file, workers or threads beyond the cores, several nodes."""
+
+from __future__ import annotations
+
+import pytest
+from clirun import assert_refused, run
+
+import dlperf.bench.envinfo
+
+BASE = "frameworks: [pytorch]\nnetworks: [mlp]\nbatch_sizes: [8]\ndata_sizes: [64]\n"
+
+
+@pytest.fixture(autouse=True)
+def two_cores(monkeypatch):
+    monkeypatch.setattr(dlperf.bench.envinfo, "available_cores", lambda: 2)
+
+
+def _config(tmp_path, text: str) -> str:
+    path = tmp_path / "c.yaml"
+    path.write_text(BASE + text)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("procs: [64]\n", ["procs: 64 workers", "give procs up to 2", "--cluster"]),
+        ("procs: [1]\nthreads_per_proc: 64\n", ["threads_per_proc: 64", "up to 2"]),
+        ("nodes: [2]\nprocs: [2]\n", ["nodes: [2] on a local run", "give nodes: [1]"]),
+    ],
+)
+def test_what_a_local_run_refuses_is_refused(tmp_path, text, words):
+    assert_refused(["check-config", _config(tmp_path, text)], *words)
+    code, _ = run(["check-config", _config(tmp_path, text), "--cluster"])
+    assert code == 0
+
+
+def test_a_missing_external_timings_file_is_refused(tmp_path):
+    path = _config(tmp_path, "procs: [1]\nexternal_timings: nowhere.csv\n")
+    assert_refused(["check-config", path, "--study", str(tmp_path)], "nowhere.csv")
+
+
+def test_a_config_a_local_run_can_run_is_valid(tmp_path):
+    code, err = run(["check-config", _config(tmp_path, "procs: [1, 2]\n")])
+    assert code == 0, err

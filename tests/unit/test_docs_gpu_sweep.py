@@ -1,0 +1,18 @@
+"""docs/cluster.md describes the GPU sweep config/gpu.yaml runs: its networks, no other."""
+
+import re
+from pathlib import Path
+
+import yaml
+
+from dlperf.bench.spec import NETWORKS
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_gpu_sweep_paragraph_names_the_configs_networks():
+    config = yaml.safe_load((REPO / "config" / "gpu.yaml").read_text())
+    text = (REPO / "docs" / "cluster.md").read_text()
+    paragraph = text[text.index("`config/gpu.yaml`: ") :].split("\n\n", 1)[0]
+    named = set(re.findall(r"`(\w+)`", paragraph)) & set(NETWORKS)
+    assert named == set(config["networks"]), paragraph

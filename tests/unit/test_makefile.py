@@ -1,0 +1,58 @@
+"""`make run` with a study whose name has a space, and a dry run that announces no report:
+the Makefile run against stand-ins for dlperf and snakemake that record their arguments."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+RECORDER = (
+    '#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done > "$(dirname "$0")/{name}.args"\n'
+)
+
+
+@pytest.fixture
+def fake_venv(tmp_path):
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    for name in ("dlperf", "snakemake"):
+        tool = venv / "bin" / name
+        tool.write_text(RECORDER.format(name=name))
+        tool.chmod(0o755)
+    (venv / ".dlperf-installed").touch()  # newer than pyproject.toml: no set-up
+    return venv
+
+
+def make_run(venv, study, *variables):
+    return subprocess.run(
+        ["make", "-s", "run", f"VENV={venv}", f"STUDY={study}", *variables],
+        cwd=REPO, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
+def test_a_study_with_a_space_is_one_argument(fake_venv, tmp_path):
+    study = tmp_path / "my study"
+    study.mkdir()
+    (study / "config.yaml").write_text("procs: [1]\n")
+    done = make_run(fake_venv, study)
+    assert done.returncode == 0, done.stderr
+    args = (fake_venv / "bin" / "snakemake.args").read_text().splitlines()
+    assert args[args.index("--directory") + 1] == str(study)
+    assert args[args.index("--configfile") + 1] == str(study / "config.yaml")
+    checked = (fake_venv / "bin" / "dlperf.args").read_text().splitlines()
+    assert checked[:2] == ["check-config", str(study / "config.yaml")]
+
+
+def test_a_dry_run_announces_no_report(fake_venv, tmp_path):
+    study = tmp_path / "s"
+    report = study / "results" / "report" / "index.html"
+    report.parent.mkdir(parents=True)
+    report.write_text("")
+    assert "Report: " in make_run(fake_venv, study).stdout
+    assert "Report: " not in make_run(fake_venv, study, "SNAKEMAKE_ARGS=-n").stdout
+    report.unlink()
+    assert "Report: " not in make_run(fake_venv, study).stdout
