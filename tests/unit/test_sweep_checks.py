@@ -80,28 +80,3 @@ def test_visible_gpus_counts_device_files_narrowed_by_cuda_visible_devices(tmp_p
     assert visible_gpus(tmp_path, {"CUDA_VISIBLE_DEVICES": "-1"}) == 0
     assert visible_gpus(tmp_path, {"CUDA_VISIBLE_DEVICES": ""}) == 0
     assert visible_gpus(tmp_path / "absent", {}) == 0
-
-
-def test_a_busy_machine_is_waited_for_or_warned_about():
-    from dlperf.pipeline.sweep_checks import wait_for_quiet
-
-    now = [0.0]
-
-    def clock():
-        return now[0]
-
-    def sleep(seconds):
-        now[0] += seconds
-
-    def busy_until(t):
-        return lambda: (1.0 if now[0] < t else 0.1, 0.0, 0.0)
-
-    assert wait_for_quiet(4, 0.10, 0, busy_until(0), sleep, clock) == ""
-    said = wait_for_quiet(4, 0.10, 0, busy_until(100), sleep, clock)
-    assert "busy: other programs load 25% of its 4 cores" in said and "wait_quiet_s" in said
-    now[0] = 0.0
-    assert wait_for_quiet(4, 0.10, 60, busy_until(30), sleep, clock) == ""
-    assert now[0] == 30.0
-    now[0] = 0.0
-    said = wait_for_quiet(4, 0.10, 20, busy_until(100), sleep, clock)
-    assert "busy after waiting 20 s" in said and now[0] == 20.0

@@ -11,7 +11,6 @@ import dlperf.config
 import dlperf.pipeline.failed_jobs
 import dlperf.pipeline.gc_tuning
 import dlperf.layout
-import dlperf.measurements.tables
 import dlperf.pipeline.provenance
 import dlperf.pipeline.bench_params
 import dlperf.report.failure_reasons
@@ -145,15 +144,6 @@ RUN_RECORDS = (
 onstart:
     # Before any job: outputs of frameworks, networks or runs the config dropped go to history.
     dlperf.study.outputs.retire_for_workflow(LAYOUT.root, config)
-    # A local run on a busy machine measures its neighbours: wait for quiet, or say so.
-    if FRAMEWORKS and dlperf.pipeline.cluster.is_local_run(workflow):
-        BUSY = dlperf.pipeline.sweep_checks.wait_for_quiet(
-            dlperf.bench.envinfo.available_cores(),
-            dlperf.measurements.tables.NOISY_FOREIGN_CPU,
-            config["wait_quiet_s"],
-        )
-        if BUSY:
-            print(BUSY, file=sys.stderr)
 
 
 onerror:

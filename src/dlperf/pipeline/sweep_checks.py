@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -147,36 +146,3 @@ def _local_workers(config: Mapping, cores: int, gpus: int) -> list[str]:
             f"threads_per_proc up to {cores} (0 shares the cores among the workers)"
         ]
     return []
-
-
-#: Seconds between two looks at the load while waiting for a quiet machine.
-QUIET_POLL_S = 10.0
-
-
-def wait_for_quiet(
-    cores: int,
-    threshold: float,
-    wait_s: float,
-    load=os.getloadavg,
-    sleep=time.sleep,
-    clock=time.monotonic,
-) -> str:
-    """Before a local run measures anything: empty when the load of other programs (the
-    1-minute load average, none of ours yet) is at most ``threshold`` of the ``cores``, now or
-    within ``wait_s`` seconds; otherwise the warning to print. Runs measured on a machine this
-    busy come out disturbed (the same share flags them afterwards)."""
-    deadline = clock() + wait_s
-    while True:
-        share = load()[0] / max(cores, 1)
-        if share <= threshold:
-            return ""
-        left = deadline - clock()
-        if left <= 0:
-            break
-        sleep(min(QUIET_POLL_S, left))
-    waited = f" after waiting {wait_s:g} s" if wait_s else ""
-    return (
-        f"dlperf: warning: this machine is busy{waited}: other programs load {share:.0%} of its "
-        f"{cores} cores, and runs measured while others use more than {threshold:.0%} come out "
-        "disturbed; stop them, or set wait_quiet_s in the config to wait for a quiet machine"
-    )
