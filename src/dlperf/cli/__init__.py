@@ -91,6 +91,9 @@ EXAMPLES = {
     "compare": "dlperf compare study-a/results study-b/results",
     "compare-frameworks": "dlperf compare-frameworks --timings results/timings.csv "
     "--models results/models/pytorch.json results/models/tensorflow.json",
+    "plan-sweep": "dlperf plan-sweep config/gpu.yaml --defaults config/config.yaml "
+    "--profile profiles/slurm",
+    "preflight": "dlperf preflight --wait-quiet 300",
 }
 
 
