@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+# Every call's arguments, appended (make run calls dlperf twice: check-config, preflight).
 RECORDER = (
     '#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done >> "$(dirname "$0")/{name}.args"\n'
-)  # every call's arguments, appended (make run calls dlperf twice: check-config, preflight)
+)
 
 
 @pytest.fixture
