@@ -205,6 +205,9 @@ def workflow_config(dry_run: bool, gpus: int, iterations: int, python: str) -> d
             "protocols": {"kfold": {"k": 2}, "extrapolation_batch": {}},
             "bootstrap": 100,
         },
+        # A dry run shares this CPU machine's cores between its own jobs: its runs come out
+        # disturbed by design, and it checks the path, not the numbers (1: never stop).
+        **({"preflight": {"max_disturbed_fraction": 1.0}} if dry_run else {}),
     }
 
 
