@@ -25,6 +25,7 @@ from answer_loto import (
     cached_fits,
     evaluate,
     leave_one_table_out,
+    scored_rows,
     single_points,
     summary,
     totals,
@@ -99,20 +100,7 @@ def scores(artifact: dict, test: pd.DataFrame, models: list[str]) -> pd.DataFram
                     {c: np.nan for c in ("epoch_time_s", "epoch_time_lo_s", "epoch_time_hi_s")},
                     index=range(len(held)),
                 )
-            predicted = table["epoch_time_s"].to_numpy(float)
-            usable = np.isfinite(predicted) & (predicted > 0)
-            rows.append(
-                pd.DataFrame(
-                    {
-                        "model": name,
-                        "network": network,
-                        "measured": held["epoch_time_s"].to_numpy(float),
-                        "predicted": np.where(usable, predicted, np.nan),
-                        "lo": table["epoch_time_lo_s"].to_numpy(float),
-                        "hi": table["epoch_time_hi_s"].to_numpy(float),
-                    }
-                )
-            )
+            rows.append(scored_rows(name, network, held, table))
     return pd.concat(rows, ignore_index=True)
 
 

@@ -162,6 +162,23 @@ def answer_points(
     return pd.concat(frames, ignore_index=True)
 
 
+def scored_rows(name: str, network: str, held: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """One model's predictions of the held-out rows beside the measured times, as scored
+    (a prediction that is not a positive number counts as none)."""
+    predicted = table["epoch_time_s"].to_numpy(float)
+    usable = np.isfinite(predicted) & (predicted > 0)
+    return pd.DataFrame(
+        {
+            "model": name,
+            "network": network,
+            "measured": held["epoch_time_s"].to_numpy(float),
+            "predicted": np.where(usable, predicted, np.nan),
+            "lo": table["epoch_time_lo_s"].to_numpy(float),
+            "hi": table["epoch_time_hi_s"].to_numpy(float),
+        }
+    )
+
+
 def single_points(fits, models: list[str]) -> pd.DataFrame:
     """Every single model's prediction and interval at every held-out point of one table's cut
     (NaN where it has none), and the plain geometric mean of generic and loglin (the bar: the
@@ -181,20 +198,7 @@ def single_points(fits, models: list[str]) -> pd.DataFrame:
             if pair:
                 found[GEOMEAN] = np.exp(sum(np.log(f.clip(lower=1e-300)) for f in pair) / len(pair))
             for name, table in found.items():
-                predicted = table["epoch_time_s"].to_numpy(float)
-                usable = np.isfinite(predicted) & (predicted > 0)
-                frames.append(
-                    pd.DataFrame(
-                        {
-                            "model": name,
-                            "network": network,
-                            "measured": held["epoch_time_s"].to_numpy(float),
-                            "predicted": np.where(usable, predicted, np.nan),
-                            "lo": table["epoch_time_lo_s"].to_numpy(float),
-                            "hi": table["epoch_time_hi_s"].to_numpy(float),
-                        }
-                    )
-                )
+                frames.append(scored_rows(name, network, held, table))
             for name in [*models, GEOMEAN]:
                 if name not in found:
                     frames.append(
