@@ -44,7 +44,7 @@ class Study:
         results_dir: PathLike | None = None,
         adaptive_round_files: Sequence[PathLike] = (),
     ) -> Study:
-        from dlperf.measurements.external import columns_of, is_own_timings, load_all_points
+        from dlperf.measurements.timings_files import columns_of, is_own_timings, load_all_points
 
         sources = (
             [timings_csv] if isinstance(timings_csv, (str, os.PathLike)) else list(timings_csv)
