@@ -34,6 +34,7 @@ from dlperf.limits import (
     MIN_SECONDS,
 )
 from dlperf.measurements import tables
+from dlperf.measurements.points import to_points
 
 REQUIRED = ["framework", "procs", "batch_size"]
 SAFE_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
@@ -146,8 +147,8 @@ def header_hint(path) -> str:
 
 
 def read_external(path: str | os.PathLike) -> pd.DataFrame:
-    """The external CSV as points (shaped like ``tables.to_points``), or an error naming the fix."""
-    return tables.to_points(read_external_runs(path))
+    """The external CSV as points (shaped like ``points.to_points``), or an error naming the fix."""
+    return to_points(read_external_runs(path))
 
 
 def _read_raw(path: str | os.PathLike) -> tuple[pd.DataFrame, str]:

@@ -21,6 +21,7 @@ from dlperf.measurements.external import (
     read_external,
     read_external_runs,
 )
+from dlperf.measurements.points import to_points
 
 # Columns only our own `dlperf aggregate` table has: their presence tells the formats apart.
 OWN_FORMAT_MARKERS = ["rep", "iter_time_median_s", "epoch_time_s", "network", "device", "data_size"]
@@ -69,5 +70,5 @@ def columns_of(path: str | os.PathLike) -> pd.Index:
 def load_points(path: str | os.PathLike) -> pd.DataFrame:
     """Points from either our timings table or an external CSV (told apart by their columns)."""
     if is_own_timings(columns_of(path)):
-        return tables.to_points(tables.read_timings(path))
+        return to_points(tables.read_timings(path))
     return read_external(path)

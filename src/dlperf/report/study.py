@@ -21,7 +21,7 @@ PathLike = str | os.PathLike
 class Study:
     timings: pd.DataFrame  # one row per successful run of our own (tables.TIMING_COLUMNS)
     failures: pd.DataFrame  # one row per failed run (tables.FAILURE_COLUMNS)
-    points: pd.DataFrame  # one row per measured configuration (tables.to_points), ours and external
+    points: pd.DataFrame  # one row per measured configuration (points.to_points), ours and external
     artifacts: dict[str, dict]  # framework -> model artifact
     summary: pd.DataFrame  # validation summary (results/validation/summary.csv)
     predictions: pd.DataFrame  # held-out predictions (results/validation/<framework>.csv)
