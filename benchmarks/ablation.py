@@ -34,7 +34,7 @@ from common import markers, write_between_markers
 from published import lambda_series, mxnet_batch_series, nvidia_grid_series, ssd300_series
 
 from dlperf.config import default_models
-from dlperf.measurements.external import load_points
+from dlperf.measurements.timings_files import load_points
 from dlperf.models.terms import DEFAULT_TERMS
 from dlperf.validate.crossval import cross_validate
 

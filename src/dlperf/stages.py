@@ -45,7 +45,7 @@ def fit(
     """Fit every model of ``framework`` on the points of one or several timings files, each with
     ``refits`` bootstrap refits for its prediction interval (default: DEFAULT_REFITS); with
     ``hardware``, a user's GPU catalogue beside the shipped one (docs/hardware.md)."""
-    from dlperf.measurements.external import load_all_points
+    from dlperf.measurements.timings_files import load_all_points
     from dlperf.models.artifact import fit_framework, unfitted_artifact
     from dlperf.models.intervals import DEFAULT_REFITS
 
@@ -86,7 +86,7 @@ def validate(
     out_summary: PathLike,
     n_boot: int = 1000,
 ) -> pd.DataFrame:
-    from dlperf.measurements.external import load_all_points
+    from dlperf.measurements.timings_files import load_all_points
     from dlperf.validate.crossval import cross_validate
 
     points = load_all_points(timings_csv)
@@ -148,7 +148,7 @@ def adaptive_replay(
     """The adaptive loop on a measured grid: ``rounds.csv`` and ``summary.json`` in ``out_dir``."""
     from dlperf.adaptive.loop import AdaptiveSettings
     from dlperf.adaptive.replay import replay
-    from dlperf.measurements.external import load_runs
+    from dlperf.measurements.timings_files import load_runs
 
     paths = [timings_csv] if isinstance(timings_csv, (str, os.PathLike)) else list(timings_csv)
     rounds, summary = replay(load_runs(paths), budget, AdaptiveSettings.from_config(settings))
@@ -172,7 +172,7 @@ def chosen_frameworks(
     (UnknownName naming the ones they hold), or every framework the timings hold."""
     from dlperf.bench.spec import FRAMEWORKS
     from dlperf.errors import UnknownName
-    from dlperf.measurements.external import columns_of, is_own_timings, load_all_points
+    from dlperf.measurements.timings_files import columns_of, is_own_timings, load_all_points
 
     paths = [timings_csv] if isinstance(timings_csv, (str, os.PathLike)) else list(timings_csv)
     held = set(load_all_points(paths)["framework"].dropna().astype(str))

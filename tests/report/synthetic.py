@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from dlperf.measurements import tables
+from dlperf.measurements.points import to_points
 from dlperf.models import MODELS, Capabilities
 from dlperf.models.artifact import fit_framework
 from dlperf.models.base import TARGET, InsufficientData, PerformanceModel, iterations
@@ -189,7 +190,7 @@ def validated(
 ) -> dict:
     """Timings, failures, points, the fitted artifacts, predictions and summary."""
     timings = synthetic_timings(seed, data_sizes, frameworks)
-    points = tables.to_points(timings)
+    points = to_points(timings)
     models = {"generic": FAST_GENERIC, LinearTestModel.name: {}}
     artifacts, predictions, summaries = {}, [], []
     with test_model_registered():

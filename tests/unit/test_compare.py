@@ -11,7 +11,7 @@ from dlperf import stages
 from dlperf.cli import main
 from dlperf.compare import against_model as compare_model
 from dlperf.compare import pair as compare
-from dlperf.measurements.tables import to_points
+from dlperf.measurements.points import to_points
 from dlperf.models.artifact import fit_framework
 from dlperf.study.files import load_study
 from recordmaker import CONFIGS, make_record, study_records, write_study

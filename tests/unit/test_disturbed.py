@@ -12,6 +12,7 @@ from dlperf import stages
 from dlperf.cli import main
 from dlperf.io import atomic_write_json
 from dlperf.measurements import tables
+from dlperf.measurements.points import to_points
 from dlperf.report import disturbed
 from recordmaker import make_record
 
@@ -34,7 +35,7 @@ def timings(foreign):
 def test_disturbed_runs_are_left_out_of_the_points_where_a_clean_repetition_exists():
     frame = timings([0.01, 0.02, 0.45, 0.30, 0.40])
     assert tables.left_out(frame).tolist() == [False, False, True, False, False]
-    points = tables.to_points(frame)
+    points = to_points(frame)
     assert points["epoch_time_s"].tolist() == pytest.approx([0.69, 0.51])
     assert points["n_reps"].tolist() == [2, 2]  # p2: only disturbed runs, kept
     (warning,) = disturbed.run_warnings(frame)

@@ -10,10 +10,10 @@ from dlperf.errors import InputFileError
 from dlperf.measurements.external import (
     DEFAULT_ITERATIONS,
     ExternalTimingsError,
-    load_points,
     read_external,
 )
 from dlperf.measurements.tables import POINT_KEYS
+from dlperf.measurements.timings_files import load_points
 
 
 def write(tmp_path, text: str, name: str = "ext.csv"):

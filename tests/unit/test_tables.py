@@ -8,6 +8,7 @@ from dlperf import stages
 from dlperf.bench.spec import RunConfig
 from dlperf.io import atomic_write_json
 from dlperf.measurements import records, tables
+from dlperf.measurements.points import to_points
 from recordmaker import make_record
 
 
@@ -91,7 +92,7 @@ def test_points_take_the_median_over_repetitions(tmp_path, record_factory):
         for rep, s in enumerate([0.010, 0.020, 0.011])
     ]
     timings, _ = tables.build_tables(paths)
-    points = tables.to_points(timings)
+    points = to_points(timings)
     assert len(points) == 1
     assert points["n_reps"].iloc[0] == 3
     assert points["epoch_time_s"].iloc[0] == pytest.approx(np.median(timings["epoch_time_s"]))

@@ -65,7 +65,7 @@ def _key_columns(frame: pd.DataFrame) -> list[str]:
 
 def measured_reps(candidates: pd.DataFrame, measured: pd.DataFrame) -> np.ndarray:
     """Repetitions measured so far of each candidate configuration (``measured`` holds one row per
-    measured configuration with ``n_reps``, as :func:`dlperf.measurements.tables.to_points`
+    measured configuration with ``n_reps``, as :func:`dlperf.measurements.points.to_points`
     gives)."""
     if measured.empty:
         return np.zeros(len(candidates), int)

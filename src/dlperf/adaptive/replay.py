@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dlperf.measurements import tables
+from dlperf.measurements.points import to_points
 from dlperf.models import InsufficientData, ModelUnavailable, make_model
 from dlperf.models.base import TARGET
 
@@ -33,7 +33,7 @@ ROUND_COLUMNS = [
 
 def points_of(runs: pd.DataFrame) -> pd.DataFrame:
     """One row per configuration: the median epoch time over its runs, and how many."""
-    return tables.to_points(runs)
+    return to_points(runs)
 
 
 def grid_mape(grid: pd.DataFrame, train: pd.DataFrame, settings: AdaptiveSettings) -> float:

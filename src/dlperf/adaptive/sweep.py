@@ -17,6 +17,7 @@ import pandas as pd
 from dlperf.config import run_configs
 from dlperf.io import atomic_write_json
 from dlperf.measurements import tables
+from dlperf.measurements.points import to_points
 
 from .design import series_keys
 from .loop import CONFIGURATION, AdaptiveSettings, next_round
@@ -44,7 +45,7 @@ def choose_round(
     settings = settings_of(config)
     grid = candidate_grid(config)
     timings, failures = tables.build_tables(records)
-    measured = tables.to_points(timings) if len(timings) else grid.iloc[0:0]
+    measured = to_points(timings) if len(timings) else grid.iloc[0:0]
     # A configuration that failed (out of memory, crashed) was measured as far as it can be: it
     # leaves the grid, or every round would choose it again.
     if len(failures):

@@ -33,6 +33,7 @@ from dlperf.bench.spec import RunConfig
 from dlperf.environments.site import describe_site_env
 from dlperf.io import atomic_write_text
 from dlperf.measurements import tables
+from dlperf.measurements.points import to_points
 
 REPO = Path(__file__).resolve().parents[3]  # the checkout this runs from (scripts/gpu-check.sh)
 
@@ -111,7 +112,7 @@ def fit_summary(timings: pd.DataFrame) -> list[str]:
 
     lines = []
     for (network, precision), series in timings.groupby(["network", "precision"]):
-        points = tables.to_points(series)
+        points = to_points(series)
         for name, settings in MODELS.items():
             model = make_model(name, settings, seed=0)
             try:

@@ -17,14 +17,12 @@ data_size = DEFAULT_ITERATIONS * procs * batch_size, so I is the same at every r
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from dlperf.errors import DlperfError, InputFileError, UnknownName, UsageError
+from dlperf.errors import DlperfError, InputFileError, UnknownName
 from dlperf.hardware import precision_name
-from dlperf.io import unopenable
 from dlperf.limits import (
     MAX_BATCH,
     MAX_COUNT,
@@ -36,6 +34,7 @@ from dlperf.limits import (
     MIN_SECONDS,
 )
 from dlperf.measurements import tables
+from dlperf.measurements.points import to_points
 
 REQUIRED = ["framework", "procs", "batch_size"]
 SAFE_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
@@ -66,64 +65,15 @@ LIMITS = {
 }
 SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "bars"}
 DEFAULT_ITERATIONS = 100
-# Columns only our own `dlperf aggregate` table has: their presence tells the formats apart.
-OWN_FORMAT_MARKERS = ["rep", "iter_time_median_s", "epoch_time_s", "network", "device", "data_size"]
 
 
 class ExternalTimingsError(DlperfError):
     pass
 
 
-def is_own_timings(columns) -> bool:
-    return all(c in columns for c in OWN_FORMAT_MARKERS)
-
-
-def load_all_points(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> pd.DataFrame:
-    """The points of one or several timings files (ours and external ones), together."""
-    if isinstance(paths, (str, os.PathLike)):
-        return load_points(paths)
-    frames = [load_points(path) for path in paths]
-    if not frames:
-        raise UsageError("no timings file given: pass results/timings.csv or an external CSV")
-    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-
-
-def load_runs(paths: Sequence[str | os.PathLike]) -> pd.DataFrame:
-    """Every run (repetitions apart) of one or several timings files, ours or external."""
-    frames = []
-    for path in paths:
-        header = columns_of(path)
-        frames.append(
-            tables.read_timings(path) if is_own_timings(header) else read_external_runs(path)
-        )
-    return pd.concat(frames, ignore_index=True)
-
-
 def frameworks_in(path: str | os.PathLike) -> list[str]:
     """The frameworks an external CSV holds (validated as the fit stage will read it)."""
     return sorted(read_external(path)["framework"].unique())
-
-
-def columns_of(path: str | os.PathLike) -> pd.Index:
-    """The header of a timings file (ours or external); an error naming the file and the fix
-    when it is missing or not a CSV."""
-    try:
-        return pd.read_csv(path, nrows=0).columns
-    except FileNotFoundError:
-        raise InputFileError(f"timings file {path} does not exist") from None
-    except (IsADirectoryError, PermissionError) as exc:
-        raise unopenable(path, exc) from None
-    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise ExternalTimingsError(
-            f"{path} is not a readable CSV ({exc}){_header_hint(path)}"
-        ) from None
-
-
-def load_points(path: str | os.PathLike) -> pd.DataFrame:
-    """Points from either our timings table or an external CSV (told apart by their columns)."""
-    if is_own_timings(columns_of(path)):
-        return tables.to_points(tables.read_timings(path))
-    return read_external(path)
 
 
 def _fail(path, message: str) -> None:
@@ -173,7 +123,7 @@ def _numeric(raw: pd.DataFrame, column: str, path, integer: bool) -> pd.Series:
     return values.astype(float)
 
 
-def _header_hint(path) -> str:
+def header_hint(path) -> str:
     """A hint when the first line is not a comma-separated header: a comment line (as the
     published tables' ``# source: ...``), or another separator."""
     with open(path, encoding="utf-8", errors="replace") as fh:
@@ -197,8 +147,8 @@ def _header_hint(path) -> str:
 
 
 def read_external(path: str | os.PathLike) -> pd.DataFrame:
-    """The external CSV as points (shaped like ``tables.to_points``), or an error naming the fix."""
-    return tables.to_points(read_external_runs(path))
+    """The external CSV as points (shaped like ``points.to_points``), or an error naming the fix."""
+    return to_points(read_external_runs(path))
 
 
 def _read_raw(path: str | os.PathLike) -> tuple[pd.DataFrame, str]:
@@ -211,13 +161,13 @@ def _read_raw(path: str | os.PathLike) -> tuple[pd.DataFrame, str]:
     except pd.errors.EmptyDataError:
         _fail(path, "the file is empty")
     except pd.errors.ParserError as exc:
-        _fail(path, f"is not a readable CSV ({exc}){_header_hint(path)}")
+        _fail(path, f"is not a readable CSV ({exc}){header_hint(path)}")
     except UnicodeDecodeError as exc:
         _fail(path, f"is not UTF-8 text ({exc}); save it as UTF-8")
     raw.columns = [str(c).strip() for c in raw.columns]
     missing = [c for c in REQUIRED if c not in raw.columns]
     if missing:
-        _fail(path, f"missing required column(s) {', '.join(missing)}{_header_hint(path)}")
+        _fail(path, f"missing required column(s) {', '.join(missing)}{header_hint(path)}")
     times = [c for c in TIME_COLUMNS if c in raw.columns]
     if not times:
         _fail(path, f"needs one of the columns {', '.join(TIME_COLUMNS)}")

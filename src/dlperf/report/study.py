@@ -21,7 +21,7 @@ PathLike = str | os.PathLike
 class Study:
     timings: pd.DataFrame  # one row per successful run of our own (tables.TIMING_COLUMNS)
     failures: pd.DataFrame  # one row per failed run (tables.FAILURE_COLUMNS)
-    points: pd.DataFrame  # one row per measured configuration (tables.to_points), ours and external
+    points: pd.DataFrame  # one row per measured configuration (points.to_points), ours and external
     artifacts: dict[str, dict]  # framework -> model artifact
     summary: pd.DataFrame  # validation summary (results/validation/summary.csv)
     predictions: pd.DataFrame  # held-out predictions (results/validation/<framework>.csv)
@@ -44,7 +44,7 @@ class Study:
         results_dir: PathLike | None = None,
         adaptive_round_files: Sequence[PathLike] = (),
     ) -> Study:
-        from dlperf.measurements.external import columns_of, is_own_timings, load_all_points
+        from dlperf.measurements.timings_files import columns_of, is_own_timings, load_all_points
 
         sources = (
             [timings_csv] if isinstance(timings_csv, (str, os.PathLike)) else list(timings_csv)

@@ -16,9 +16,10 @@ from dlperf.study.superseded import keep_previous
 def disturbed_records(timings_csv: str | os.PathLike, results: str | os.PathLike) -> list[Path]:
     """The run records (below ``results``) of every run the timings table flags as disturbed."""
     from dlperf.measurements import tables  # pandas: not while the Snakefile loads (listed_records)
+    from dlperf.measurements.points import with_accumulation
 
     timings = tables.read_timings(timings_csv)
-    noisy = tables.with_accumulation(timings[tables.disturbed(timings)])
+    noisy = with_accumulation(timings[tables.disturbed(timings)])
     layout = StudyLayout(os.fspath(results))
     return [
         Path(layout.run_record(**row, accum=accumulation_suffix(int(steps))))

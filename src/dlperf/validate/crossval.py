@@ -136,7 +136,7 @@ def _run_plan(
             n_boot,
             seed,
         ),
-        # Frames without repetition data (not from tables.to_points) have no noise floor.
+        # Frames without repetition data (not from points.to_points) have no noise floor.
         "noise_ape": noise_floor(rows["rep_ape"], rows["n_reps"])
         if {"rep_ape", "n_reps"} <= set(frame.columns)
         else float("nan"),

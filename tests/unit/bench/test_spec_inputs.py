@@ -121,7 +121,7 @@ def test_every_network_has_an_input_kind():
 
 
 def test_points_keep_accumulation_apart_and_count_micro_batches():
-    from dlperf.measurements import tables
+    from dlperf.measurements.points import to_points
 
     rows = [
         {
@@ -138,7 +138,7 @@ def test_points_keep_accumulation_apart_and_count_micro_batches():
         }
         for accum, seconds in [(1, 2.0), (1, 2.2), (4, 1.5), (None, 2.1)]
     ]
-    points = tables.to_points(pd.DataFrame(rows))
+    points = to_points(pd.DataFrame(rows))
     assert list(points["grad_accum_steps"]) == [1, 4]  # a row that does not say did not accumulate
     assert list(points["n_reps"]) == [3, 1]
     assert list(points["iters_per_epoch"]) == [7, 8]  # ceil(100/16); 4 * ceil(100/64)

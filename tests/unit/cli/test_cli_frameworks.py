@@ -11,6 +11,7 @@ from clirun import assert_refused
 from dlperf.cli import main
 from dlperf.io import atomic_write_json
 from dlperf.measurements import tables
+from dlperf.measurements.points import to_points
 from dlperf.models.artifact import fit_framework
 
 THREE = ("pytorch", "tensorflow", "mxnet")
@@ -23,7 +24,7 @@ def study(tmp_path_factory, report_synthetic):
     root = tmp_path_factory.mktemp("study")
     timings = synthetic.synthetic_timings(frameworks=THREE)
     tables.write_csv(timings, root / "timings.csv")
-    points = tables.to_points(timings)
+    points = to_points(timings)
     for framework in THREE:
         own = points[points["framework"] == framework].reset_index(drop=True)
         artifact = fit_framework(own, framework, {"generic": synthetic.FAST_GENERIC}, 0, refits=20)

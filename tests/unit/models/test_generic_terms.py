@@ -10,6 +10,7 @@ import pytest
 
 from dlperf.measurements import tables
 from dlperf.measurements.external import read_external
+from dlperf.measurements.points import to_points
 from dlperf.models import make_model, model_from_dict
 from dlperf.models.artifact import fit_framework
 from dlperf.models.prediction import predict_rows
@@ -86,7 +87,7 @@ def test_points_carry_the_cores_setting():
     timings = cpu_table([1, 2], [8]).assign(
         framework="pytorch", network="lenet", rep=1, epoch_time_s=1.0, samples_per_s=1.0
     )
-    points = tables.to_points(timings)
+    points = to_points(timings)
     assert {"threads_per_worker", "cores_per_node"} <= set(points.columns)
     assert "cores_per_node" in tables.TIMING_COLUMNS
 

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dlperf.measurements import tables
+from dlperf.measurements.points import to_points
 from dlperf.models import MODELS, Capabilities
 from dlperf.models.base import PerformanceModel
 from dlperf.validate.crossval import POINT_COLUMNS, SUMMARY_COLUMNS, cross_validate
@@ -285,7 +285,7 @@ def test_noise_floor_is_the_spread_of_the_held_out_repetitions():
         # batch 8 repeated three times (10 % mean deviation from the median), the rest once
         frame["epoch_time_s"] *= np.where(frame["batch_size"] == 8, factor, 1.0)
         rows.append(frame if rep == 0 else frame[frame["batch_size"] == 8])
-    reduced = tables.to_points(pd.concat(rows, ignore_index=True))
+    reduced = to_points(pd.concat(rows, ignore_index=True))
     assert set(reduced.loc[reduced["n_reps"] == 3, "rep_ape"].round(9)) == {10.0}
     protocols = {"loo_batch": {}, "extrapolation_batch": {"train_max_batch": 16}}
     _, summary = cross_validate(reduced, "pytorch", {"proportional": {}}, protocols, n_boot=20)

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from dlperf.cli import main
-from dlperf.measurements import tables
+from dlperf.measurements.points import to_points
 from dlperf.validate.crossval import SUMMARY_COLUMNS, cross_validate
 
 CHEAP_GENERIC = {"popsize": 6, "maxiter": 30, "lambdas": [0.0]}
@@ -46,7 +46,7 @@ def timings(seed: int = 0, networks=("lenet",)) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def validated():
-    points = tables.to_points(timings())
+    points = to_points(timings())
     return points, *cross_validate(points, "pytorch", MODELS, PROTOCOLS, seed=0, n_boot=200)
 
 
@@ -164,7 +164,7 @@ def test_every_configured_protocol_informs_on_its_own_sweep(path):
     )
     protocols = config["validation"]["protocols"]
     _, summary = cross_validate(
-        tables.to_points(runs), runs["framework"].iloc[0], MODELS, protocols, n_boot=50
+        to_points(runs), runs["framework"].iloc[0], MODELS, protocols, n_boot=50
     )
     assert set(summary["protocol"]) == set(protocols)
     assert (summary["status"] == "ok").all(), summary[["model", "protocol", "status", "reason"]]
