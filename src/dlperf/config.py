@@ -190,11 +190,11 @@ def load(path: str | Path, default: str | Path | None = None) -> dict:
 
 def run_layouts(config: dict) -> list[tuple[int, int]]:
     """(nodes, procs) pairs of the sweep: every node runs the same number of workers."""
-    most = config.get("max_procs_per_node")
+    most = sweep_checks.most_per_node(config)
     return [
         (n, p)
         for n, p in itertools.product(sorted(config["nodes"]), sorted(config["procs"]))
-        if p % n == 0 and (most is None or p // n <= most)
+        if p % n == 0 and p // n <= most
     ]
 
 

@@ -12,3 +12,6 @@ MAX_SECONDS = 1e9  # ... to thirty years
 MAX_RATE = 1e12  # samples per second
 MAX_PARAMS = 1e15  # parameters of a network
 MAX_FLOPS = 1e21  # floating-point operations per sample
+# Workers on one node when max_procs_per_node does not say: the largest shared-memory
+# machines have under 2,000 hardware threads, so more is a total worker count given per node.
+MAX_PROCS_PER_NODE = 4096

@@ -210,3 +210,15 @@ def test_an_unknown_precision_is_refused_naming_the_rows(tmp_path):
     path.write_text("framework,precision,procs,batch_size,samples_per_s\npytorch,int4,1,8,10\n")
     with pytest.raises(ExternalTimingsError, match="'precision' at row.*unknown precision 'int4'"):
         read_external(path)
+
+
+@pytest.mark.parametrize(
+    "row, fields",
+    [("pytorch,2,8,0.1,extra", 5), ("pytorch,2,0.1", 3)],
+)
+def test_a_ragged_row_is_named_by_its_line_not_blamed_on_a_column(tmp_path, row, fields):
+    text = f"framework,procs,batch_size,iter_time_s\npytorch,1,8,0.1\n{row}\n"
+    with pytest.raises(
+        ExternalTimingsError, match=f"line 3 has {fields} fields where the header has 4"
+    ):
+        read_external(write(tmp_path, text))

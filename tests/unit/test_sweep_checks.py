@@ -21,6 +21,8 @@ def sweep(**keys):
         ({"procs": [10**7]}, "procs: 10000000 is beyond"),
         ({"procs": [64], "max_procs_per_node": 8}, "procs: 64 workers fit no node count"),
         ({"nodes": [2], "procs": [3]}, "multiple of nodes"),
+        ({"nodes": [1], "procs": [10**6]}, "procs: 1000000 workers fit no node count"),
+        ({"nodes": [1], "procs": [8192], "max_procs_per_node": 10**5}, "more than any machine"),
         (
             {"report": {"target": {"data_size": 10, "epochs": 1, "deadline": "2 hours"}}},
             "report.target.deadline: cannot read the deadline '2 hours'",
@@ -47,6 +49,11 @@ def test_a_deadline_with_a_unit_and_pairs_left_out_by_max_procs_per_node_are_acc
         )
     )
     assert cfg.run_layouts(config) == [(1, 1), (2, 16)]
+
+
+def test_a_node_count_that_holds_the_workers_keeps_them_and_drops_the_pair_no_node_holds():
+    config = cfg.validated(sweep(nodes=[1, 1000], procs=[10**6]))
+    assert cfg.run_layouts(config) == [(1000, 10**6)]
 
 
 def test_a_local_run_beyond_the_cores_or_without_a_gpu_is_refused():

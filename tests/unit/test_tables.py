@@ -45,6 +45,22 @@ def test_truncated_record_names_the_file(tmp_path, record_factory):
         tables.build_tables([path])
 
 
+def test_damaged_records_are_refused_together_with_their_count_paths_and_the_fix(
+    tmp_path, record_factory
+):
+    paths = [write(tmp_path, "ok.json", record_factory())]
+    for k in range(5):
+        damaged = tmp_path / f"bad{k}.json"
+        damaged.write_text(json.dumps(record_factory())[:50])
+        paths.append(damaged)
+    with pytest.raises(records.RecordError) as refused:
+        tables.build_tables(paths)
+    message = str(refused.value)
+    assert message.startswith("5 run records cannot be used")
+    assert all(f"bad{k}.json" in message for k in range(3)) and "and 2 more" in message
+    assert "delete them and re-run the workflow" in message and "\n" not in message
+
+
 def test_a_record_of_another_format_is_refused_with_the_fix(tmp_path):
     record = make_record() | {"schema_version": records.VERSION + 1}
     path = write(tmp_path, "x.json", record)

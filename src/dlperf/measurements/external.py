@@ -16,6 +16,7 @@ data_size = DEFAULT_ITERATIONS * procs * batch_size, so I is the same at every r
 
 from __future__ import annotations
 
+import csv
 import os
 
 import numpy as np
@@ -123,6 +124,24 @@ def _numeric(raw: pd.DataFrame, column: str, path, integer: bool) -> pd.Series:
     return values.astype(float)
 
 
+def _refuse_ragged_rows(path) -> None:
+    """Refuse the first non-blank row whose field count differs from the header's, by its
+    line: pandas would shift such a row into an index, pad it with blanks or name only the
+    tokenizer, and the error would then blame another column."""
+    with open(path, encoding="utf-8", newline="") as fh:
+        rows = csv.reader(fh)
+        header = next(rows, None)
+        ragged = next((row for row in rows if row and len(row) != len(header)), None)
+        line = rows.line_num
+    if ragged is not None and not header_hint(path):
+        _fail(
+            path,
+            f"line {line} has {len(ragged)} fields where the header has {len(header)} (a ragged "
+            "row: a missing or extra comma, or an unquoted comma inside a value); give every "
+            "row one value per column",
+        )
+
+
 def header_hint(path) -> str:
     """A hint when the first line is not a comma-separated header: a comment line (as the
     published tables' ``# source: ...``), or another separator."""
@@ -155,6 +174,7 @@ def _read_raw(path: str | os.PathLike) -> tuple[pd.DataFrame, str]:
     """The external CSV's cells as text, and the time column it is read by; an error naming
     the fix when the file is not a table of runs."""
     try:
+        _refuse_ragged_rows(path)
         raw = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
     except FileNotFoundError:
         raise InputFileError(f"timings file {path} does not exist") from None

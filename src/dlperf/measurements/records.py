@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from dlperf.bench.record import VERSION
@@ -139,3 +140,25 @@ def read_record(path: str | os.PathLike) -> dict:
             "`dlperf bench`. Delete it and re-run the workflow to measure it again."
         )
     return record
+
+
+def read_records(paths: Iterable[str | os.PathLike]) -> list[tuple[str | os.PathLike, dict]]:
+    """(path, record) of every run record of ``paths``; the damaged ones refused together in
+    one error (how many, the first few paths, the first one's cause and the fix), not one per
+    run."""
+    records, damaged = [], []
+    for path in paths:
+        try:
+            records.append((path, read_record(path)))
+        except RecordError as exc:
+            damaged.append((path, exc))
+    if len(damaged) == 1:
+        raise damaged[0][1]
+    if damaged:
+        shown = ", ".join(str(path) for path, _ in damaged[:3])
+        more = f" and {len(damaged) - 3} more" if len(damaged) > 3 else ""
+        raise RecordError(
+            f"{len(damaged)} run records cannot be used ({shown}{more}); delete them and re-run "
+            f"the workflow to measure them again. The first: {damaged[0][1]}"
+        )
+    return records

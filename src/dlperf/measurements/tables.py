@@ -22,7 +22,7 @@ from dlperf.measurements.configuration import (
     INPUT_COLUMNS,
     POINT_KEYS,
 )
-from dlperf.measurements.records import read_record
+from dlperf.measurements.records import read_records
 
 TIMING_COLUMNS = (
     CONFIG_COLUMNS
@@ -199,8 +199,7 @@ def _failure_row(record: dict, path: str) -> dict:
 def build_tables(paths: Iterable[str | os.PathLike]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(timings, failures) from run record files, both sorted by configuration."""
     ok_rows, failed_rows, iter_times = [], [], []
-    for path in paths:
-        record = read_record(path)
+    for path, record in read_records(paths):
         if record["status"] == "ok":
             ok_rows.append(_timing_row(record))
             iter_times.append(record["iter_times_s"])

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from dlperf.durations import parse_duration
-from dlperf.limits import MAX_BATCH, MAX_COUNT, MAX_SAMPLES
+from dlperf.limits import MAX_BATCH, MAX_COUNT, MAX_PROCS_PER_NODE, MAX_SAMPLES
 
 # Largest value the command line (dlperf.cli.arguments) accepts for each sweep key.
 SWEEP_LIMITS = {
@@ -43,21 +43,29 @@ def _beyond_limits(config: Mapping) -> list[str]:
     return problems
 
 
+def most_per_node(config: Mapping) -> int:
+    """Most workers one node of the sweep runs: ``max_procs_per_node``, and never more than
+    any machine holds (``MAX_PROCS_PER_NODE``)."""
+    most = config.get("max_procs_per_node")
+    return MAX_PROCS_PER_NODE if most is None else min(most, MAX_PROCS_PER_NODE)
+
+
 def _unplaceable_procs(config: Mapping) -> list[str]:
     """Worker counts that no node count of the sweep can hold: they would silently not run."""
-    most = config.get("max_procs_per_node")
+    most = most_per_node(config)
     nodes = sorted(config.get("nodes") or [])
     problems = []
     for procs in sorted(config.get("procs") or []):
-        if any(procs % n == 0 and (most is None or procs // n <= most) for n in nodes):
+        if any(procs % n == 0 and procs // n <= most for n in nodes):
             continue
-        limit = f" with at most max_procs_per_node={most} per node" if most is not None else ""
+        if config.get("max_procs_per_node") is not None and most < MAX_PROCS_PER_NODE:
+            limit, raise_it = f"max_procs_per_node={most}", " or raise max_procs_per_node"
+        else:
+            limit, raise_it = f"{MAX_PROCS_PER_NODE:,} (more than any machine holds)", ""
         problems.append(
-            f"procs: {procs} workers fit no node count in nodes={nodes}{limit} (procs must be a "
-            "multiple of nodes: every node runs procs/nodes workers); add a node count that "
-            "holds them"
-            + (" or raise max_procs_per_node" if most is not None else "")
-            + f", or drop {procs} from procs"
+            f"procs: {procs} workers fit no node count in nodes={nodes} with at most {limit} "
+            "per node (procs must be a multiple of nodes: every node runs procs/nodes workers); "
+            f"add a node count that holds them{raise_it}, or drop {procs} from procs"
         )
     return problems
 

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from dlperf.errors import InputFileError
 from dlperf.io import read_json
 from dlperf.layout import CONFIG, MODELS, RESULTS, RUNS, WORKFLOW, StudyLayout
-from dlperf.measurements.records import RecordError, read_record, record_problem
+from dlperf.measurements.records import RecordError, read_records, record_problem
 
 
 @dataclass
@@ -74,11 +74,13 @@ def _from_directory(path: Path) -> StudyFiles:
     results = _results_dir(path)
     study = StudyFiles(str(path))
     own = _own_files(results)
+    record_paths = []
     for record_path in sorted(results.glob(f"{RUNS}/**/*.json")):
         relative = record_path.relative_to(results)
         if any(part.startswith(".") for part in relative.parts) or not own(relative.as_posix()):
             continue  # a run's work directory, or a run the study's configuration dropped
-        study.records.append(read_record(record_path))
+        record_paths.append(record_path)
+    study.records.extend(record for _, record in read_records(record_paths))
     for artifact_path in sorted(results.glob(f"{MODELS}/*.json")):
         if not own(artifact_path.relative_to(results).as_posix()):
             continue
