@@ -229,8 +229,11 @@ def write_parquet(frame: pd.DataFrame, path: str | os.PathLike) -> None:
         frame.to_parquet(tmp, index=False)
 
 
-def read_csv(path: str | os.PathLike, **options) -> pd.DataFrame:
-    """A CSV file a user names; a missing or malformed one is an error naming the file."""
+def read_csv(
+    path: str | os.PathLike, fix: str = "pass the file a dlperf command wrote", **options
+) -> pd.DataFrame:
+    """A CSV file a user names; a missing or malformed one is an error naming the file (and,
+    for a malformed one, ``fix``)."""
     try:
         return pd.read_csv(path, **options)
     except FileNotFoundError:
@@ -238,9 +241,7 @@ def read_csv(path: str | os.PathLike, **options) -> pd.DataFrame:
     except (IsADirectoryError, PermissionError) as exc:
         raise unopenable(path, exc) from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise InputFileError(
-            f"{path} is not a readable CSV table ({exc}); pass the file a dlperf command wrote"
-        ) from None
+        raise InputFileError(f"{path} is not a readable CSV table ({exc}); {fix}") from None
 
 
 def read_timings(path: str | os.PathLike) -> pd.DataFrame:
