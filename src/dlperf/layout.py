@@ -94,6 +94,16 @@ def external_member(external: str | os.PathLike) -> str:
     return f"{ARCHIVE_EXTERNAL}/{PurePosixPath(os.fspath(external)).name}"
 
 
+class _Below:
+    """A path below the study's root, read as an attribute of :class:`StudyLayout`."""
+
+    def __init__(self, *parts: str) -> None:
+        self.parts = parts
+
+    def __get__(self, layout: StudyLayout | None, owner: type | None = None):
+        return self if layout is None else layout.path(*self.parts)
+
+
 @dataclass(frozen=True)
 class StudyLayout:
     """Every path of one study, below ``root`` (its results directory)."""
@@ -130,31 +140,19 @@ class StudyLayout:
         """The bench rule's output: a run record with the rule's wildcards."""
         return self.run_record(**BENCH_WILDCARDS)
 
-    @property
-    def runs(self) -> str:
-        return self.path(RUNS)
+    runs = _Below(RUNS)
 
     def env(self, framework: str) -> str:
         """The framework environment a study used (interpreter and exact packages)."""
         return self.path(ENVS, f"{framework}.json")
 
     # Tables.
-    @property
-    def timings(self) -> str:
-        return self.path(TIMINGS)
-
-    @property
-    def timings_parquet(self) -> str:
-        return self.path(TIMINGS_PARQUET)
-
-    @property
-    def failures(self) -> str:
-        return self.path(FAILURES)
+    timings = _Below(TIMINGS)
+    timings_parquet = _Below(TIMINGS_PARQUET)
+    failures = _Below(FAILURES)
 
     # Models and validation.
-    @property
-    def models(self) -> str:
-        return self.path(MODELS)
+    models = _Below(MODELS)
 
     def model(self, framework: str) -> str:
         """A framework's model artifact."""
@@ -168,9 +166,7 @@ class StudyLayout:
             return parts[1].removesuffix(".json")
         return None
 
-    @property
-    def validation(self) -> str:
-        return self.path(VALIDATION)
+    validation = _Below(VALIDATION)
 
     def validation_points(self, framework: str) -> str:
         """Held-out predictions of every model of ``framework``, one row per point."""
@@ -179,54 +175,28 @@ class StudyLayout:
     def validation_summary_of(self, framework: str) -> str:
         return self.path(VALIDATION, PER_FRAMEWORK[VALIDATION][1].format(framework))
 
-    @property
-    def validation_summary(self) -> str:
-        """Every framework's summary in one table."""
-        return self.path(VALIDATION, VALIDATION_SUMMARY)
+    #: Every framework's summary in one table.
+    validation_summary = _Below(VALIDATION, VALIDATION_SUMMARY)
 
     # Report.
-    @property
-    def report(self) -> str:
-        return self.path(REPORT, "index.html")
-
-    @property
-    def figures(self) -> str:
-        return self.path(REPORT, "figures")
+    report = _Below(REPORT, "index.html")
+    figures = _Below(REPORT, "figures")
 
     # Adaptive sweeps, history, the study's configuration and archive.
-    @property
-    def adaptive(self) -> str:
-        return self.path(ADAPTIVE)
+    adaptive = _Below(ADAPTIVE)
 
     def adaptive_round(self, number: int | str) -> str:
         return self.path(ADAPTIVE, ADAPTIVE_ROUND.format(number))
 
-    @property
-    def history(self) -> str:
-        return self.path(HISTORY)
-
-    @property
-    def history_runs(self) -> str:
-        """Superseded run records (re-measured on purpose), below their runs/ path."""
-        return self.path(HISTORY, RUNS)
-
-    @property
-    def retired(self) -> str:
-        """Outputs the configuration no longer produces, below ``retired/<time>/``."""
-        return self.path(HISTORY, "retired")
-
-    @property
-    def config(self) -> str:
-        return self.path(CONFIG)
-
-    @property
-    def disturbed(self) -> str:
-        """The runs ``forget_disturbed`` removed to be measured again (a temporary listing)."""
-        return self.path("disturbed.json")
-
-    @property
-    def archive(self) -> str:
-        return self.path("dlperf-archive.tar.gz")
+    history = _Below(HISTORY)
+    #: Superseded run records (re-measured on purpose), below their runs/ path.
+    history_runs = _Below(HISTORY, RUNS)
+    #: Outputs the configuration no longer produces, below ``retired/<time>/``.
+    retired = _Below(HISTORY, "retired")
+    config = _Below(CONFIG)
+    #: The runs ``forget_disturbed`` removed to be measured again (a temporary listing).
+    disturbed = _Below("disturbed.json")
+    archive = _Below("dlperf-archive.tar.gz")
 
     @property
     def study_patterns(self) -> tuple[str, ...]:

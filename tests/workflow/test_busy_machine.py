@@ -1,6 +1,6 @@
 """The workflow stops before fitting when most runs came out disturbed: the fit rule passes
-``preflight.max_disturbed_fraction`` to ``dlperf fit`` (tests/unit/test_preflight.py shows the
-stop itself)."""
+``preflight.max_disturbed_fraction`` to ``dlperf fit`` (tests/unit/measurements/test_preflight.py
+shows the stop itself)."""
 
 from __future__ import annotations
 

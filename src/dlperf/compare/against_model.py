@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 from dlperf.errors import DlperfError
-from dlperf.measurements.configuration import CONFIG_KEYS, POINT_KEYS, key, label
+from dlperf.measurements.configuration import CONFIG_KEYS, POINT_KEYS, label
+from dlperf.measurements.records import RunRecord
 from dlperf.models.prediction import predict_rows
 from dlperf.study.files import StudyFiles
 
@@ -25,12 +26,11 @@ MODEL_COLUMNS = POINT_KEYS + [
 ]
 
 
-def _epoch_medians(records: list[dict]) -> pd.DataFrame:
+def _epoch_medians(records: list[RunRecord]) -> pd.DataFrame:
     """The median epoch time of each configuration (the whole key: another precision or
     accumulation is another configuration, predicted at its own accumulation)."""
-    ok = [r for r in records if r["status"] == "ok"]
     frame = pd.DataFrame(
-        [[*key(r["config"]), r["epoch_time_s"]] for r in ok],
+        [[*r.key, r.epoch_time_s] for r in records if r.ok],
         columns=CONFIG_KEYS + ["epoch_time_s"],
     )
     return frame.groupby(CONFIG_KEYS, sort=True, as_index=False)["epoch_time_s"].median()

@@ -38,7 +38,7 @@ from dlperf.compare import statistics as compare_stats
 from dlperf.compare.against_model import MODEL_COLUMNS, check_against_model
 from dlperf.errors import NotComparable
 from dlperf.measurements.configuration import CONFIG_KEYS, as_dict, label
-from dlperf.measurements.configuration import key as configuration_key
+from dlperf.measurements.records import RunRecord
 from dlperf.measurements.tables import disturbed
 from dlperf.study.files import StudyFiles
 
@@ -163,16 +163,16 @@ class Repetitions:
         ]
 
 
-def repetitions_by_configuration(records: list[dict]) -> dict[tuple, Repetitions]:
+def repetitions_by_configuration(records: list[RunRecord]) -> dict[tuple, Repetitions]:
     """Successful runs grouped by configuration, each flagged as the timings table flags it
     (dlperf.measurements.tables.disturbed: one test of a disturbed run)."""
-    ok = [r for r in records if r["status"] == "ok"]
-    shares = [(r.get("noise") or {}).get("foreign_cpu_fraction") for r in ok]
+    ok = [r for r in records if r.ok]
+    shares = [r.foreign_cpu_fraction for r in ok]
     flags = disturbed(pd.DataFrame({"foreign_cpu_fraction": shares}, dtype=float))
     grouped: dict[tuple, Repetitions] = {}
     for record, flag in zip(ok, flags, strict=True):
-        reps = grouped.setdefault(configuration_key(record["config"]), Repetitions())
-        reps.times.append(np.asarray(record["iter_times_s"], float))
+        reps = grouped.setdefault(record.key, Repetitions())
+        reps.times.append(np.asarray(record.iter_times_s, float))
         reps.disturbed.append(bool(flag))
     return grouped
 

@@ -48,12 +48,9 @@ MODEL_TABLE_COLUMNS = {
 }
 
 
-def _g(value: float) -> str:
-    return "–" if pd.isna(value) else f"{value:.4g}"
-
-
-def _p(value: float) -> str:
-    return "–" if pd.isna(value) else f"{value:.2g}"
+def _g(value: float, digits: int = 4) -> str:
+    """``value`` to ``digits`` significant digits; a dash where there is none."""
+    return "–" if pd.isna(value) else f"{value:.{digits}g}"
 
 
 def _needed(value, rep_sd: float) -> str:
@@ -68,7 +65,7 @@ def _table_rows(frame: pd.DataFrame, disturbed_left_out: bool) -> list[dict]:
             "configuration": row.configuration,
             "ratio": f"{row.ratio:.3f}",
             "interval": f"[{_g(row.ratio_lo)}, {_g(row.ratio_hi)}]",
-            "p_adjusted": _p(row.p_adjusted),
+            "p_adjusted": _g(row.p_adjusted, 2),
             "rep_sd": "–" if pd.isna(row.rep_sd) else f"{row.rep_sd:.1%}",
             "run_spread": f"{row.run_spread:.1%}",
             "disturbed_runs": f"{row.disturbed_runs}{'' if disturbed_left_out else ' (kept)'}",
@@ -95,7 +92,7 @@ def _group_rows(frame: pd.DataFrame, threshold: float) -> list[dict]:
             "configurations": str(row.configurations),
             "ratio": f"{row.ratio:.3f}",
             "interval": f"[{_g(row.ratio_lo)}, {_g(row.ratio_hi)}]",
-            "p_adjusted": _p(row.p_adjusted),
+            "p_adjusted": _g(row.p_adjusted, 2),
             "verdict": verdict(row),
         }
         for row in frame.itertuples(index=False)

@@ -22,7 +22,7 @@ from dlperf.measurements.configuration import (
     INPUT_COLUMNS,
     POINT_KEYS,
 )
-from dlperf.measurements.records import read_records
+from dlperf.measurements.records import RunRecord, read_records
 
 TIMING_COLUMNS = (
     CONFIG_COLUMNS
@@ -116,30 +116,30 @@ def iteration_stats(series: list[list[float]]) -> dict[str, np.ndarray]:
     }
 
 
-def _timing_row(record: dict) -> dict:
+def _timing_row(record: RunRecord) -> dict:
     """The row of a successful run, less the iteration statistics (see iteration_stats)."""
-    config, env = record["config"], record["environment"]
+    config, env = record.config, record.environment
     row = {key: config[key] for key in CONFIG_COLUMNS}
     row.update({key: config.get(key, default) for key, default in INPUT_COLUMNS.items()})
     row.update(
         global_batch=config["procs"] * config["batch_size"],
-        iters_per_epoch=record["iters_per_epoch"],
-        warmup_iters=record["warmup_iters"],
-        epoch_time_s=record["epoch_time_s"],
-        samples_per_s=record["samples_per_s"],
-        param_count=record.get("param_count"),
+        iters_per_epoch=record.iters_per_epoch,
+        warmup_iters=record.warmup_iters,
+        epoch_time_s=record.epoch_time_s,
+        samples_per_s=record.samples_per_s,
+        param_count=record.param_count,
         # Intrinsic features of the network at the run's input size, from its definition.
         flops_per_sample=_flops_per_sample(record),
-        setup_s=record.get("setup_s"),
-        compile_s=record.get("compile_s"),
+        setup_s=record.setup_s,
+        compile_s=record.compile_s,
         framework_version=env.get("framework_version"),
         threads_per_worker=env.get("threads_per_worker"),
         cores_per_node=env.get("cores_available"),
-        ranks=record.get("ranks"),
+        ranks=record.ranks,
         hostname=env.get("hostname"),
         cpu_model=env.get("cpu_model"),
         gpu_names=";".join(env.get("gpu_names") or []),
-        gpu=(env.get("gpu_names") or [""])[0],
+        gpu=record.gpu,
         slurm_job_id=env.get("slurm_job_id"),
         git_commit=env.get("git_commit"),
         start_time=env.get("start_time"),
@@ -149,27 +149,26 @@ def _timing_row(record: dict) -> dict:
     return row
 
 
-def _flops_per_sample(record: dict) -> int | None:
+def _flops_per_sample(record: RunRecord) -> int | None:
     """Forward FLOPs per sample as the record states them, else from the network's definition
     at the record's input size (None for a network this version does not know)."""
-    stated = (record.get("network_features") or {}).get("flops_per_sample")
+    stated = record.network_features.get("flops_per_sample")
     if stated is not None:
         return stated
     try:
-        return run_features(RunConfig.from_dict(record["config"]))["flops_per_sample"]
+        return run_features(RunConfig.from_dict(record.config))["flops_per_sample"]
     except (ValueError, TypeError):
         return None
 
 
-def _resource_columns(record: dict) -> dict:
-    used = record.get("resources") or {}
-    noise = record.get("noise") or {}
+def _resource_columns(record: RunRecord) -> dict:
+    used = record.resources
 
     def scaled(key: str, factor: float) -> float | None:
         value = used.get(key)
         return None if value is None else value / factor
 
-    samples = record["iters_per_epoch"] * record["config"]["procs"] * record["config"]["batch_size"]
+    samples = record.iters_per_epoch * record.config["procs"] * record.config["batch_size"]
     return {
         "peak_host_memory_mb": scaled("peak_host_memory_bytes", MIB),
         "cpu_utilisation": used.get("cpu_utilisation"),
@@ -177,18 +176,18 @@ def _resource_columns(record: dict) -> dict:
         "gpu_utilisation_pct": used.get("gpu_utilisation_pct"),
         "gpu_power_w": used.get("gpu_power_mean_w"),
         "energy_per_sample_j": scaled("gpu_energy_j", samples),
-        "foreign_cpu_fraction": noise.get("foreign_cpu_fraction"),
-        "data_wait_fraction": record.get("data_wait_fraction"),
+        "foreign_cpu_fraction": record.foreign_cpu_fraction,
+        "data_wait_fraction": record.data_wait_fraction,
     }
 
 
-def _failure_row(record: dict, path: str) -> dict:
-    config, env = record["config"], record["environment"]
+def _failure_row(record: RunRecord, path: str) -> dict:
+    config, env = record.config, record.environment
     row = {key: config.get(key) for key in CONFIG_COLUMNS}
     row.update({key: config.get(key, default) for key, default in INPUT_COLUMNS.items()})
     row.update(
-        status=record["status"],
-        error=(record.get("error") or "")[:2000],
+        status=record.status,
+        error=(record.error or "")[:2000],
         hostname=env.get("hostname"),
         slurm_job_id=env.get("slurm_job_id"),
         record=str(path),
@@ -200,9 +199,9 @@ def build_tables(paths: Iterable[str | os.PathLike]) -> tuple[pd.DataFrame, pd.D
     """(timings, failures) from run record files, both sorted by configuration."""
     ok_rows, failed_rows, iter_times = [], [], []
     for path, record in read_records(paths):
-        if record["status"] == "ok":
+        if record.ok:
             ok_rows.append(_timing_row(record))
-            iter_times.append(record["iter_times_s"])
+            iter_times.append(record.iter_times_s)
         else:
             failed_rows.append(_failure_row(record, str(path)))
     timings = pd.DataFrame(ok_rows, columns=TIMING_COLUMNS)
@@ -230,8 +229,11 @@ def write_parquet(frame: pd.DataFrame, path: str | os.PathLike) -> None:
         frame.to_parquet(tmp, index=False)
 
 
-def read_csv(path: str | os.PathLike, **options) -> pd.DataFrame:
-    """A CSV file a user names; a missing or malformed one is an error naming the file."""
+def read_csv(
+    path: str | os.PathLike, fix: str = "pass the file a dlperf command wrote", **options
+) -> pd.DataFrame:
+    """A CSV file a user names; a missing or malformed one is an error naming the file (and,
+    for a malformed one, ``fix``)."""
     try:
         return pd.read_csv(path, **options)
     except FileNotFoundError:
@@ -239,9 +241,7 @@ def read_csv(path: str | os.PathLike, **options) -> pd.DataFrame:
     except (IsADirectoryError, PermissionError) as exc:
         raise unopenable(path, exc) from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise InputFileError(
-            f"{path} is not a readable CSV table ({exc}); pass the file a dlperf command wrote"
-        ) from None
+        raise InputFileError(f"{path} is not a readable CSV table ({exc}); {fix}") from None
 
 
 def read_timings(path: str | os.PathLike) -> pd.DataFrame:

@@ -12,15 +12,9 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from dlperf.errors import InputFileError, UsageError
-from dlperf.io import unopenable
+from dlperf.errors import UsageError
 from dlperf.measurements import tables
-from dlperf.measurements.external import (
-    ExternalTimingsError,
-    header_hint,
-    read_external,
-    read_external_runs,
-)
+from dlperf.measurements.external import read_external, read_external_runs
 from dlperf.measurements.points import to_points
 
 # Columns only our own `dlperf aggregate` table has: their presence tells the formats apart.
@@ -55,16 +49,11 @@ def load_runs(paths: Sequence[str | os.PathLike]) -> pd.DataFrame:
 def columns_of(path: str | os.PathLike) -> pd.Index:
     """The header of a timings file (ours or external); an error naming the file and the fix
     when it is missing or not a CSV."""
-    try:
-        return pd.read_csv(path, nrows=0).columns
-    except FileNotFoundError:
-        raise InputFileError(f"timings file {path} does not exist") from None
-    except (IsADirectoryError, PermissionError) as exc:
-        raise unopenable(path, exc) from None
-    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise ExternalTimingsError(
-            f"{path} is not a readable CSV ({exc}){header_hint(path)}"
-        ) from None
+    fix = (
+        "pass a timings table written by `dlperf aggregate` or an external CSV "
+        "(docs/external-timings.md)"
+    )
+    return tables.read_csv(path, fix, nrows=0).columns
 
 
 def load_points(path: str | os.PathLike) -> pd.DataFrame:

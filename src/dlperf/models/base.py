@@ -61,6 +61,8 @@ def levels(frame: pd.DataFrame, column: str) -> int:
 
 # Every configuration feature a model can have a trend in.
 ALL_FEATURES = frozenset(FEATURES)
+#: The trends of a model with no term in the node count (a per-iteration time in p and b).
+NO_NODE_TREND = ALL_FEATURES - {"nodes"}
 
 
 @dataclass(frozen=True)

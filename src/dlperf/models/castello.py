@@ -22,6 +22,7 @@ import pandas as pd
 from scipy.optimize import nnls
 
 from .base import (
+    NO_NODE_TREND,
     Capabilities,
     InsufficientData,
     PerformanceModel,
@@ -53,7 +54,7 @@ class CastelloModel(PerformanceModel):
     # term depends on the node count.
     capabilities = Capabilities(
         uses_network_features=True,
-        extrapolates_in=frozenset({"procs", "batch_size", "data_size"}),
+        extrapolates_in=NO_NODE_TREND,
         per_iteration=True,
         collective_model=True,
     )

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .base import (
+    NO_NODE_TREND,
     Capabilities,
     InsufficientData,
     ModelUnavailable,
@@ -121,9 +122,7 @@ class ExtraPModel(PerformanceModel):
     )
     min_points = 3
     # No trend in the node count: each node count has its own function.
-    capabilities = Capabilities(
-        extrapolates_in=frozenset({"procs", "batch_size", "data_size"}), per_iteration=True
-    )
+    capabilities = Capabilities(extrapolates_in=NO_NODE_TREND, per_iteration=True)
 
     def fit(self, frame: pd.DataFrame) -> ExtraPModel:
         self.check_enough(frame)

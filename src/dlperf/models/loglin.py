@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .base import (
+    NO_NODE_TREND,
     Capabilities,
     PerformanceModel,
     accumulation_steps,
@@ -65,7 +66,7 @@ class LogLinearModel(PerformanceModel):
     min_points = 2
     # c log2 p is a tree all-reduce's cost: the collective's shape, fitted per batch size.
     capabilities = Capabilities(
-        extrapolates_in=frozenset({"procs", "batch_size", "data_size"}),
+        extrapolates_in=NO_NODE_TREND,
         per_iteration=True,
         collective_model=True,
     )

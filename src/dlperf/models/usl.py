@@ -17,6 +17,7 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 from .base import (
+    NO_NODE_TREND,
     Capabilities,
     InsufficientData,
     PerformanceModel,
@@ -42,7 +43,7 @@ class USLModel(PerformanceModel):
     description = "USL: I * (alpha + beta b) (1 + sigma (p-1) + kappa p (p-1))"
     min_points = 2
     capabilities = Capabilities(
-        extrapolates_in=frozenset({"procs", "batch_size", "data_size"}),
+        extrapolates_in=NO_NODE_TREND,
         min_levels={"procs": 2},
         per_iteration=True,
     )

@@ -17,13 +17,13 @@ from pathlib import Path, PurePosixPath
 from dlperf.errors import InputFileError
 from dlperf.io import read_json
 from dlperf.layout import CONFIG, MODELS, RESULTS, RUNS, WORKFLOW, StudyLayout
-from dlperf.measurements.records import RecordError, read_records, record_problem
+from dlperf.measurements.records import RunRecord, read_records
 
 
 @dataclass
 class StudyFiles:
     source: str  # what the user named, for messages
-    records: list[dict] = field(default_factory=list)
+    records: list[RunRecord] = field(default_factory=list)
     artifacts: dict[str, dict] = field(default_factory=dict)  # framework -> model artifact
 
 
@@ -89,6 +89,10 @@ def _from_directory(path: Path) -> StudyFiles:
     return study
 
 
+# The fix for a damaged record in an archive.
+DAMAGED = "the archive is damaged (check it with `dlperf verify-archive`)"
+
+
 def _member_kind(name: str) -> str | None:
     relative = WORKFLOW.relative(name)
     parts = PurePosixPath(relative).parts if relative else ()
@@ -111,13 +115,9 @@ def _from_archive(path: Path) -> StudyFiles:
                 if kind == "artifact":
                     study.artifacts[_framework_of(data, f"{path}: {member.name}")] = data
                     continue
-                problem = record_problem(data)
-                if problem:
-                    raise RecordError(
-                        f"{path}: run record {member.name} cannot be used: {problem}; "
-                        "the archive is damaged (check it with `dlperf verify-archive`)"
-                    )
-                study.records.append(data)
+                study.records.append(
+                    RunRecord.from_dict(data, f"{path}: run record {member.name}", DAMAGED)
+                )
     except (tarfile.TarError, EOFError, json.JSONDecodeError) as exc:
         raise InputFileError(
             f"{path} is not a readable dlperf archive ({exc}); check it with "

@@ -102,16 +102,24 @@ def _kfold(points: pd.DataFrame, k: int, seed: int) -> Plan:
     return Plan("kfold", [Split(f"fold{i}", tr, te) for i, (tr, te) in enumerate(splits)])
 
 
+def _too_few_levels(levels: np.ndarray, needed: int, column: str, protocol: str) -> Plan | None:
+    """The plan refusing ``protocol`` when ``column`` has fewer than ``needed`` levels."""
+    if len(levels) >= needed:
+        return None
+    return Plan(
+        protocol,
+        reason=f"needs at least {needed} levels of {column}, found {len(levels)} "
+        f"({', '.join(str(v) for v in levels)}); measure more {column} values",
+    )
+
+
 def _leave_one_level_out(points: pd.DataFrame, column: str, protocol: str) -> Plan:
     levels = np.sort(points[column].unique())
-    if len(levels) < 3:
-        # With two levels, leaving one out trains on a single level: no trend in `column` is
-        # learnable, and that case is the extrapolation protocol anyway.
-        return Plan(
-            protocol,
-            reason=f"needs at least 3 levels of {column}, found {len(levels)} "
-            f"({', '.join(str(v) for v in levels)}); measure more {column} values",
-        )
+    # With two levels, leaving one out trains on a single level: no trend in `column` is
+    # learnable, and that case is the extrapolation protocol anyway.
+    refused = _too_few_levels(levels, 3, column, protocol)
+    if refused:
+        return refused
     values = points[column].to_numpy()
     label = COLUMN_LABEL[column]
     splits = [
@@ -123,12 +131,9 @@ def _leave_one_level_out(points: pd.DataFrame, column: str, protocol: str) -> Pl
 
 def _extrapolation(points: pd.DataFrame, column: str, threshold: int | None, protocol: str) -> Plan:
     levels = np.sort(points[column].unique())
-    if len(levels) < 2:
-        return Plan(
-            protocol,
-            reason=f"needs at least 2 levels of {column}, found {len(levels)}; "
-            f"measure more {column} values",
-        )
+    refused = _too_few_levels(levels, 2, column, protocol)
+    if refused:
+        return refused
     # Without a threshold: train on every level but the largest, test on the largest.
     limit = int(threshold) if threshold is not None else int(levels[-2])
     values = points[column].to_numpy()

@@ -66,7 +66,7 @@ def test_a_record_of_another_format_is_refused_with_the_fix(tmp_path):
     path = write(tmp_path, "x.json", record)
     with pytest.raises(records.RecordError, match="format 2, and this dlperf reads format 1.*"):
         records.read_record(path)
-    assert records.read_record(write(tmp_path, "y.json", make_record()))["status"] == "ok"
+    assert records.read_record(write(tmp_path, "y.json", make_record())).status == "ok"
 
 
 def test_record_without_config_is_refused(tmp_path):
@@ -93,7 +93,7 @@ def test_a_record_whose_configuration_is_not_its_file_name_is_refused(tmp_path, 
     ok = write(
         folder.mkdir(parents=True) or folder, "n1_p2_b8_d64_r0.json", record_factory(procs=2)
     )
-    assert records.read_record(ok)["config"]["procs"] == 2
+    assert records.read_record(ok).config["procs"] == 2
     copied = write(folder, "n1_p2_b8_d64_r1.json", record_factory(procs=2))  # a copy: rep 0
     with pytest.raises(records.RecordError, match=r"its configuration \(rep=0\) is not the one"):
         tables.build_tables([ok, copied])
@@ -160,7 +160,7 @@ def test_a_record_with_accumulation_is_named_by_its_suffix(tmp_path):
     folder = tmp_path / "runs" / "pytorch" / "mlp"
     folder.mkdir(parents=True)
     named = write(folder, "n1_p1_b8_d64_r0_a4.json", record)
-    assert records.read_record(named)["config"]["grad_accum_steps"] == 4
+    assert records.read_record(named).config["grad_accum_steps"] == 4
     plain = write(folder, "n1_p1_b8_d64_r0.json", record)
     with pytest.raises(records.RecordError, match=r"grad_accum_steps=4"):
         records.read_record(plain)

@@ -164,7 +164,7 @@ def test_load_points_tells_our_table_from_an_external_one(tmp_path):
 def test_the_shipped_example_is_valid():
     from pathlib import Path
 
-    example = Path(__file__).resolve().parents[2] / "examples" / "timings-example.csv"
+    example = Path(__file__).resolve().parents[3] / "examples" / "timings-example.csv"
     points = read_external(example)
     assert len(points) >= 6 and np.all(points["epoch_time_s"] > 0)
     assert points["procs"].nunique() >= 2 and points["batch_size"].nunique() >= 2

@@ -372,5 +372,5 @@ def test_compare_reads_only_the_study_configurations_own_files(study, tmp_path):
     _foreign_outputs(copy)
     atomic_write_json(copy / "config.json", CONFIG)
     files = load_study(copy)
-    assert {r["config"]["framework"] for r in files.records} == {"pytorch"}
+    assert {r.config["framework"] for r in files.records} == {"pytorch"}
     assert len(files.records) == 12 and set(files.artifacts) == {"pytorch"}
