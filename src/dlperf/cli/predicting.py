@@ -161,6 +161,7 @@ def _plan_gpus(args, artifact: dict, network: str, data_size, epochs, deadline) 
         "precision": precision,
         "max_procs": args.max_procs or DEFAULT_MAX_PROCS,
         "gpus_per_node": args.gpus_per_node,
+        "powers_of_two": args.powers_of_two,
     }
     prices = read_prices(args.prices, args.hardware)
     table = plan_gpus(block, args.gpus, prices, work, deadline, args.safe, args.hardware)
@@ -248,6 +249,11 @@ def add_plan(sub) -> None:
         help="largest worker count to consider",
     )
     p.add_argument(
+        "--powers-of-two",
+        action="store_true",
+        help="consider only worker counts that are powers of two (1, 2, 4, 8, ...)",
+    )
+    p.add_argument(
         "--objective",
         choices=["workers", "cost"],
         default="workers",
@@ -317,6 +323,7 @@ def run_plan(args: argparse.Namespace) -> int:
         objective=args.objective,
         safe=args.safe,
         level=args.level,
+        powers_of_two=args.powers_of_two,
     )
     table, choice = found.table, found.choice
     cost, cost_label = cost_unit(artifact, network)
