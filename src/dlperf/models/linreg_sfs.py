@@ -25,7 +25,7 @@ import pandas as pd
 from scipy import linalg
 from sklearn.linear_model import LinearRegression
 
-from dlperf.errors import ConfigError
+from dlperf.errors import ConfigError, listing
 from dlperf.folds import grouped_kfold, n_configurations
 
 from .base import (
@@ -174,7 +174,7 @@ class LinregSFSModel(PerformanceModel):
         if chosen is not None and (not chosen or set(chosen) - set(CANDIDATES)):
             raise ConfigError(
                 f"linreg_sfs: features must be a non-empty list of {', '.join(CANDIDATES)}; "
-                f"got {list(chosen)}"
+                f"got {listing(chosen)}"
             )
 
     def refit_params(self) -> dict:
