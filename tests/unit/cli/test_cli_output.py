@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -40,3 +41,32 @@ def test_values_are_shown_as_people_write_them():
     assert shown({"mlp": ["generic", "usl"]}) == "{mlp=[generic, usl]}"
     assert listing({"mlp": ["generic", "usl"], "lenet": []}) == "mlp=[generic, usl], lenet=[]"
     assert (shown("jax"), shown(3), shown([1, 2.5])) == ("'jax'", "3", "[1, 2.5]")
+
+
+def test_predict_and_plan_tables_read_like_a_product(workdir, capsys):
+    """Hours as hours, thousands written out, no exponent, one line a row within 100 columns;
+    --json keeps the exact seconds."""
+    from dlperf.cli import main
+
+    model = ["--model", str(workdir / "pytorch.json"), "--batch-size", "32"]
+    work = ["--data-size", "100000000", "--epochs", "90"]
+    assert main(["predict", *model, *work, "--procs", "1", "2", "64"]) == 0
+    predicted = capsys.readouterr().out.splitlines()
+    assert main(["plan", *model, *work, "--deadline", "3d", "--max-procs", "12"]) in (0, 1)
+    planned = capsys.readouterr().out.splitlines()
+    for lines in (predicted, planned):
+        rows = [lines[1]] + [line for line in lines[2:] if line[:1] in " 0123456789"]
+        assert len(rows) > 3 and all(len(line) <= 100 for line in rows), lines
+        assert not any("e+" in line for line in lines), lines
+        assert any(re.search(r"\d h\b", line) for line in lines), lines
+        assert "epoch_time_lo_s" not in lines[1] and "epoch 90%" in lines[1]
+    assert "100,000,000 samples/epoch" in predicted[0]
+    # An epoch, its interval and the total of 90 epochs, in hours; samples/s in thousands.
+    assert len(re.findall(r"\d h\b", predicted[2])) == 3, predicted
+    assert re.search(r"\d+(\.\d+)?-\d+(\.\d+)? h\b", predicted[2]), predicted
+    assert re.search(r" \d{1,3},\d{3} ", predicted[2]), predicted
+    assert main(["predict", *model, *work, "--procs", "2", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["predictions"]
+    assert row["epoch_time_s"] > 3600 and row["total_time_s"] == pytest.approx(
+        row["epoch_time_s"] * 90
+    )
