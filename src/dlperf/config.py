@@ -13,8 +13,9 @@ import yaml
 
 from dlperf.bench.options import option_problems
 from dlperf.bench.spec import RunConfig, precision_problem
-from dlperf.errors import ConfigError, listing, shown
+from dlperf.errors import ConfigError
 from dlperf.pipeline import sweep_checks
+from dlperf.quoting import listing, shown
 
 
 def schema() -> dict:

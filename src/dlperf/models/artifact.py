@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 import dlperf
-from dlperf.errors import UnknownName, listing
+from dlperf.errors import UnknownName
+from dlperf.quoting import listing
 
 from . import MODELS, InsufficientData, ModelUnavailable, make_model, model_from_dict
 from .answer import growth_scores

@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dlperf.errors import ConfigError, listing
+from dlperf.errors import ConfigError
+from dlperf.quoting import listing
 
 from .base import Capabilities, PerformanceModel, iterations, positive_target
 from .hardware_features import check_hardware_columns, hardware_frame, leave_one_gpu_out

@@ -25,8 +25,9 @@ import pandas as pd
 from scipy import linalg
 from sklearn.linear_model import LinearRegression
 
-from dlperf.errors import ConfigError, listing
+from dlperf.errors import ConfigError
 from dlperf.folds import grouped_kfold, n_configurations
+from dlperf.quoting import listing
 
 from .base import (
     Capabilities,

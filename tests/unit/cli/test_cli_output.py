@@ -9,7 +9,7 @@ import re
 import pytest
 from clirun import assert_refused
 
-from dlperf.errors import listing, shown
+from dlperf.quoting import listing, shown
 
 PYTHON_REPR = re.compile(r"[\[{(]'|': |\{'")
 
