@@ -59,10 +59,7 @@ def add_predict(sub) -> None:
         help="a GPU type of the catalogue, measured or not: the answer across hardware "
         "(docs/hardware.md); needs timings of two or more GPU types in the artifact",
     )
-    p.add_argument(
-        "--precision", default="fp32", help="with --gpu: fp32, tf32, amp_fp16 or bf16 (fp32)"
-    )
-    p.add_argument("--hardware", help="with --gpu: your own GPU catalogue file (YAML)")
+    arg.add_hardware_options(p, "--gpu")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run_predict)
 
@@ -303,10 +300,7 @@ def add_plan(sub) -> None:
         "docs/hardware.md): per type the fewest GPUs that meet the deadline, and the cheapest",
     )
     p.add_argument("--prices", help="with --gpus: YAML of GPU name -> price per GPU-hour")
-    p.add_argument(
-        "--precision", default="fp32", help="with --gpus: fp32, tf32, amp_fp16 or bf16 (fp32)"
-    )
-    p.add_argument("--hardware", help="with --gpus: your own GPU catalogue file (YAML)")
+    arg.add_hardware_options(p, "--gpus")
     p.set_defaults(func=run_plan)
 
 
