@@ -70,3 +70,19 @@ def test_predict_and_plan_tables_read_like_a_product(workdir, capsys):
     assert row["epoch_time_s"] > 3600 and row["total_time_s"] == pytest.approx(
         row["epoch_time_s"] * 90
     )
+
+
+def test_predict_with_no_model_fitted_gives_each_reason_in_words(tmp_path):
+    from clirun import run
+
+    timings = tmp_path / "t.csv"
+    timings.write_text(
+        "framework,network,procs,batch_size,iter_time_s\npytorch,mlp,1,8,0.01\npytorch,mlp,1,16,0.02\n"
+    )
+    artifact = tmp_path / "none.json"
+    fit = ["fit", "--timings", str(timings), "--framework", "pytorch", "--allow-unfitted"]
+    models = '{"models": {"usl": {}, "ernest": {}}}'
+    assert run([*fit, "--config-json", models, "--out", str(artifact)])[0] == 0
+    argv = ["predict", "--model", str(artifact), "--procs", "2", "--batch-size", "8"]
+    err = assert_refused([*argv, "--data-size", "100"], "no answer: ernest: ", "; usl: ")
+    assert not PYTHON_REPR.search(err), err
