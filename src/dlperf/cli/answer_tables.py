@@ -37,7 +37,7 @@ SHARED = {
     "data_size": "{:,} samples/epoch",
     "grad_accum_steps": "{:,} micro-batches/step",
     "param_count": "{:,.0f} parameters",
-    "flops_per_sample": "{:,.4g} FLOPs/sample",
+    "flops_per_sample": "{:,.0f} FLOPs/sample",
     "models": "answer from the {}",
 }
 #: Shared values not worth saying: the default.
