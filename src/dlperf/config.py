@@ -15,6 +15,7 @@ from dlperf.bench.options import option_problems
 from dlperf.bench.spec import RunConfig, precision_problem
 from dlperf.errors import ConfigError
 from dlperf.pipeline import sweep_checks
+from dlperf.quoting import listing, shown
 
 
 def schema() -> dict:
@@ -47,8 +48,10 @@ def _describe(error: jsonschema.ValidationError) -> str:
         allowed = sorted(error.schema.get("properties", {}))
         return f"{error.message} at {where}; allowed keys there: {', '.join(allowed)}"
     if error.validator == "enum":
-        return f"{where}: {error.instance!r} is not one of {error.validator_value}"
-    return f"{where}: {error.message}"
+        return f"{where}: {shown(error.instance)} is not one of {listing(error.validator_value)}"
+    # jsonschema quotes the value as Python writes it ({'a': 1}); the user reads it as given.
+    message = error.message.replace(repr(error.instance), shown(error.instance), 1)
+    return f"{where}: {message}"
 
 
 def validated(config: dict) -> dict:

@@ -34,10 +34,10 @@ def add_check_config(sub) -> None:
         help="check a config file before running it: YAML errors with file, line and column, "
         "then every value that cannot run",
     )
-    p.add_argument("config", help="the config file (as given to snakemake --configfile)")
-    p.add_argument(
-        "--defaults",
-        help="the config it is merged into, as the workflow does (config/config.yaml)",
+    arg.add_sweep_config(
+        p,
+        "the config file (as given to snakemake --configfile)",
+        "the config it is merged into, as the workflow does (config/config.yaml)",
     )
     p.add_argument(
         "--study",

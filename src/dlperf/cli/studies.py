@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from dlperf.cli import arguments as arg
+from dlperf.cli.output import deliver
 from dlperf.layout import WORKFLOW
 
 
@@ -134,22 +135,13 @@ def add_compare(sub) -> None:
         default="generic",
         help="baseline model whose prediction interval the candidate's runs are checked against",
     )
-    p.add_argument(
-        "--format",
-        choices=["markdown", "html"],
-        default="markdown",
-        help="format of the answer (markdown)",
-    )
-    p.add_argument(
-        "--out", type=arg.OUT_FILE, help="write the answer here instead of to standard output"
-    )
+    arg.add_answer_output(p, ["markdown", "html"])
     p.set_defaults(func=run_compare)
 
 
 def run_compare(args: argparse.Namespace) -> int:
     from dlperf.compare.command import compare_studies
     from dlperf.compare.pair import Settings
-    from dlperf.io import atomic_write_text
 
     settings = Settings(
         threshold=args.threshold,
@@ -159,9 +151,5 @@ def run_compare(args: argparse.Namespace) -> int:
         model=args.model_name,
     )
     failed, text = compare_studies(args.studies, settings, args.format)
-    if args.out:
-        atomic_write_text(args.out, text)
-        print(f"{'regression' if failed else 'no regression'} -> {args.out}")
-    else:
-        sys.stdout.write(text)
+    deliver(args.out, text, "regression" if failed else "no regression")
     return 1 if failed else 0

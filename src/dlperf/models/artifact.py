@@ -9,6 +9,7 @@ import pandas as pd
 
 import dlperf
 from dlperf.errors import UnknownName
+from dlperf.quoting import listing
 
 from . import MODELS, InsufficientData, ModelUnavailable, make_model, model_from_dict
 from .answer import growth_scores
@@ -189,8 +190,8 @@ def model_entry(artifact: dict, network: str, name: str) -> dict:
             available[ALL_NETWORKS] = list(artifact["all_networks"]["models"])
         raise UnknownName(
             f"the artifact for {artifact.get('framework')} has no model {name!r} for network "
-            f"{network!r}; it has {available}. Pick one of those networks and models, or add the "
-            "model to the config's models: and fit again"
+            f"{network!r}; it has {listing(available)}. Pick one of those networks and models, "
+            "or add the model to the config's models: and fit again"
         )
     return entry
 
