@@ -128,7 +128,7 @@ def test_every_default_model_fits_on_the_default_sweep(repo, tmp_path):
         cfg.run_layouts(loaded), loaded["batch_sizes"], loaded["data_sizes"], range(2)
     )
     rng = np.random.default_rng(0)
-    for (nodes, procs), batch, data, rep in grid:
+    for (_nodes, procs), batch, data, rep in grid:
         iter_s = (2e-3 + 1e-4 * batch + 1e-3 * (procs - 1)) * rng.lognormal(0.0, 0.01)
         record = make_record(procs=procs, batch=batch, data=data, rep=rep, iter_s=iter_s)
         records.append(tmp_path / f"p{procs}_b{batch}_d{data}_r{rep}.json")
