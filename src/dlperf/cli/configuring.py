@@ -4,6 +4,7 @@ and the effective one written beside its results."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from dlperf.cli import arguments as arg
@@ -76,6 +77,8 @@ def run_check_config(args: argparse.Namespace) -> int:
                 + "; ".join(problems)
                 + " (pass --cluster when the sweep runs on a cluster)"
             )
-    runs = len(cfg.run_configs(config))
-    print(f"{args.config}: valid ({runs} benchmark runs in the sweep)")
+    runs = cfg.run_configs(config)
+    for warning in sweep_checks.short_epochs(runs):
+        print(f"{args.config}: warning: {warning}", file=sys.stderr)
+    print(f"{args.config}: valid ({len(runs)} benchmark runs in the sweep)")
     return 0
