@@ -130,7 +130,7 @@ def datasheet_table(study) -> pd.DataFrame:
         rows.append(
             {"GPU type": name, "measured": "yes" if name in measured else "no",
              **{f"{p} TFLOP/s": gpu.rate(p) for p in ("fp32", "tf32", "fp16", "bf16")},
-             "memory GB/s": float(gpu.memory_bandwidth_gbs),
+             "memory GB/s": round(gpu.memory_bandwidth_gbs),
              "link": f"{gpu.link_name} ({gpu.link_bandwidth_gbs:g} GB/s)"}
         )  # fmt: skip
     return pd.DataFrame(rows)
@@ -172,7 +172,7 @@ def which_hardware(study) -> list[Section]:
         target = _target(study)
         section.blocks.append(
             paragraph(
-                f"The target, {int(target['data_size'])} samples x {float(target['epochs']):g} "
+                f"The target, {int(target['data_size']):,} samples x {float(target['epochs']):g} "
                 f"epochs within {readable(parse_duration(str(target['deadline'])))}: per GPU "
                 "type the fewest GPUs that meet it (the fastest when none does), from the "
                 "answer across hardware; reach 1 is within the GPU types measured."
@@ -184,6 +184,14 @@ def which_hardware(study) -> list[Section]:
         )
     if named:
         figures = datasheet_table(study)
+        section.blocks.append(
+            paragraph(
+                "The GPU types report.target.gpus names, then the others measured: peak dense "
+                "TFLOP/s per precision (fp16 with FP32 accumulate; – where the GPU lacks it), "
+                "memory bandwidth and the link between the GPUs of a node, as the catalogue "
+                "has them from their datasheets (docs/hardware.md)."
+            )
+        )
         section.blocks.append(
             table(figures, left={"GPU type", "measured", "link"}, ident="hardware-datasheets")
         )
