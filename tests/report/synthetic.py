@@ -21,7 +21,8 @@ from dlperf.measurements import tables
 from dlperf.measurements.points import to_points
 from dlperf.models import MODELS, Capabilities
 from dlperf.models.artifact import fit_framework
-from dlperf.models.base import TARGET, InsufficientData, PerformanceModel, iterations
+from dlperf.models.base import TARGET
+from dlperf.models.series import InsufficientData, PerformanceModel, as_series, iterations
 from dlperf.report.page import build_report
 from dlperf.report.study import Study
 from dlperf.validate.crossval import cross_validate
@@ -231,7 +232,9 @@ def across_hardware(seed: int = 0, n_boot: int = 100) -> dict:
     on the three :data:`MEASURED_GPUS` at amp_fp16, validated by k-fold and leaving one GPU type
     out, with a report target planned on :data:`TARGET_GPUS`."""
     measured = gpu_points(MEASURED_GPUS).assign(rep=0)
-    points = to_points(measured.assign(samples_per_s=measured["data_size"] / measured[TARGET]))
+    rates = measured["data_size"] / measured[TARGET]
+    # As the report's Study reads them: one series per GPU type (dlperf.models.series).
+    points = as_series(to_points(measured.assign(samples_per_s=rates)))
     models = {"generic": FAST_GENERIC}
     protocols = {"kfold": {"k": 3}, "cross_hardware": {}}
     artifact = fit_framework(points, "pytorch", models, seed)

@@ -12,6 +12,7 @@ from dlperf.durations import parse_duration, readable
 from dlperf.hardware import gpu_names, load
 from dlperf.models.hardware_plan import plan_gpus
 from dlperf.models.planning import DEFAULT_MAX_PROCS
+from dlperf.models.series import base_networks
 
 from .markup import Section, introduced, paragraph, table
 
@@ -61,7 +62,7 @@ def _target(study) -> dict:
 def _largest_batch(study, framework: str, network: str) -> int:
     """The target's batch per GPU, else the largest measured for the network."""
     points = study.points
-    mine = points[(points["framework"] == framework) & (points["network"] == network)]
+    mine = points[(points["framework"] == framework) & (base_networks(points) == network)]
     return int(_target(study).get("batch_size") or mine["batch_size"].max())
 
 
