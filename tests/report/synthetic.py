@@ -21,8 +21,8 @@ from dlperf.measurements import tables
 from dlperf.measurements.points import to_points
 from dlperf.models import MODELS, Capabilities
 from dlperf.models.artifact import fit_framework
-from dlperf.models.base import TARGET
-from dlperf.models.series import InsufficientData, PerformanceModel, as_series, iterations
+from dlperf.models.base import TARGET, InsufficientData, PerformanceModel, iterations
+from dlperf.models.series import as_series
 from dlperf.report.page import build_report
 from dlperf.report.study import Study
 from dlperf.validate.crossval import cross_validate
