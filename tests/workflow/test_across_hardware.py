@@ -10,7 +10,7 @@ import sys
 
 import pytest
 import yaml
-from snakerun import snakemake
+from snakerun import external_only, snakemake
 
 from gpupoints import gpu_points
 
@@ -25,14 +25,9 @@ def test_a_gpu_not_measured_is_predicted_from_two_measured(workflow_bin, repo, t
     # As NVML names them: the catalogue matches them to its entries.
     points["gpu"] = points["gpu"].map(lambda g: f"NVIDIA {g}")
     points.drop(columns=["device"]).to_csv(timings, index=False)
-    config = {
-        "frameworks": [],
-        "batch_sizes": [1],
-        "data_sizes": [1],
-        "external_timings": str(timings),
-        "models": {"ernest": {}},
-        "preflight": {"max_disturbed_fraction": 1.0},
-    }
+    config = external_only(
+        timings, models={"ernest": {}}, preflight={"max_disturbed_fraction": 1.0}
+    )
     path = tmp_path / "hardware.yaml"
     path.write_text(yaml.safe_dump(config))
     target = "results/models/pytorch.json"
