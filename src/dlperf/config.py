@@ -75,6 +75,7 @@ def validated(config: dict) -> dict:
     if problems:
         raise ConfigError("\n".join(f"invalid configuration: {p}" for p in problems))
     check_precision(config)
+    check_target_gpus(config)
     return config
 
 
@@ -86,6 +87,23 @@ def _scalars_as_lists(config: dict) -> dict:
         if spec.get("type") == "array" and isinstance(value, (int, float, str)):
             config[key] = [value]
     return config
+
+
+def check_target_gpus(config: dict) -> None:
+    """Refuse a GPU type in ``report.target.gpus`` the catalogue (with the config's own
+    ``hardware`` file) does not know, naming the nearest known ones."""
+    gpus = ((config.get("report") or {}).get("target") or {}).get("gpus")
+    if not gpus:
+        return
+    from dlperf.errors import DlperfError
+    from dlperf.hardware import load  # pandas: only for a config that names GPU types
+
+    try:
+        catalogue = load(config.get("hardware"))
+        for gpu in gpus:
+            catalogue.match(gpu)
+    except DlperfError as exc:
+        raise ConfigError(f"invalid configuration: report.target.gpus: {exc}") from None
 
 
 def check_precision(config: dict) -> None:

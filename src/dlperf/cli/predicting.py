@@ -13,7 +13,10 @@ from dlperf.errors import UsageError
 
 
 def _network(artifact: dict, requested: str | None) -> str:
-    networks = list(artifact["networks"])
+    """The network asked for: a network trained (its series told apart later) or a series."""
+    from dlperf.models.artifact import trained_networks
+
+    networks = list(trained_networks(artifact))
     if requested:
         return requested
     if len(networks) == 1:
@@ -21,6 +24,33 @@ def _network(artifact: dict, requested: str | None) -> str:
     raise UsageError(
         f"the artifact covers several networks ({', '.join(networks)}); choose one with --network"
     )
+
+
+def _one_series(artifact: dict, network: str) -> str:
+    """``network`` when the artifact fitted it as it is; a one-line error naming its series
+    when it was measured on several GPU types or precisions (docs/hardware.md)."""
+    from dlperf.models.artifact import trained_networks
+
+    series = trained_networks(artifact).get(network, [network])
+    if network in artifact["networks"] or len(series) < 2:
+        return network
+    raise UsageError(
+        f"{network} was measured as several series, one per GPU type and precision "
+        f"({'; '.join(series)}); name one with --network (predict: or with --gpu and "
+        "--precision)"
+    )
+
+
+def _measured_series(args: argparse.Namespace, artifact: dict, network: str) -> str | None:
+    """With --gpu: the artifact's own series of ``network`` on that GPU type and precision,
+    whose per-network models then answer; None when the GPU type was not measured so (the
+    answer across hardware then answers)."""
+    from dlperf.hardware import load, precision_name
+    from dlperf.models.artifact import series_on
+
+    catalogue = load(args.hardware)
+    gpu = catalogue.match(args.gpu).name
+    return series_on(artifact, network, gpu, precision_name(args.precision), catalogue)
 
 
 def add_predict(sub) -> None:
@@ -98,8 +128,10 @@ def run_predict(args: argparse.Namespace) -> int:
     artifact = load_artifact(args.model)
     network = _network(artifact, args.network)
     rows = _rows(args)
-    if args.gpu:
+    own = _measured_series(args, artifact, network) if args.gpu else None
+    if args.gpu and own is None:
         return _predict_on_gpu(args, artifact, network, rows)
+    network = own or _one_series(artifact, network)
     table = predict_rows(artifact, network, args.model_name, rows, level=args.level)
     table["total_time_s"] = table["epoch_time_s"] * args.epochs
     missing = interval_missing(artifact, network, args.model_name)
@@ -116,12 +148,15 @@ def run_predict(args: argparse.Namespace) -> int:
             "model": args.model_name,
             "epochs": args.epochs,
             "level": args.level,
+            **({"gpu": args.gpu, "said": _said_measured(args, artifact, own)} if own else {}),
             "predictions": json.loads(table.to_json(orient="records")),
             # The same warnings as on stderr: a program reading the JSON gets them too.
             "warnings": warnings,
         }
         print(json.dumps(answer, indent=2))
     else:
+        if own:
+            print(_said_measured(args, artifact, own))
         shared, text = answer_tables.table_text(
             table, _predicted_columns(table, args.epochs), args.level, keep=("procs",)
         )
@@ -155,8 +190,19 @@ PREDICT_ROWS = [
 ]
 
 
+def _said_measured(args: argparse.Namespace, artifact: dict, own: str) -> str:
+    return (
+        f"{artifact['framework']}/{own}: measured (asked: {args.gpu}, {args.precision}); "
+        "the answer of this series' own models (docs/hardware.md)"
+    )
+
+
 def _hardware_block(artifact: dict, network: str, precision: str) -> dict:
-    """The artifact's answer across hardware for a network and precision, or a one-line error."""
+    """The artifact's answer across hardware for a network (trained, or one of its series) and
+    precision, or a one-line error."""
+    from dlperf.models.artifact import trained_network
+
+    network = trained_network(artifact, network)
     block = artifact.get("across_hardware", {}).get(network, {}).get(precision)
     if block is None or block.get("status") != "ok":
         why = "" if block is None else f" ({block.get('reason')})"
@@ -335,6 +381,7 @@ def run_plan(args: argparse.Namespace) -> int:
     deadline = parse_duration(args.deadline)
     if args.gpus:
         return _plan_gpus(args, artifact, network, data_size, epochs, deadline)
+    network = _one_series(artifact, network)
     max_procs = args.max_procs or DEFAULT_MAX_PROCS
     found = planned(
         artifact,
