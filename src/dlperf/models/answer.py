@@ -148,13 +148,13 @@ def training_quantile(artifact: dict, network: str, names: list[str], level: flo
     return weighted_quantile(pooled, np.ones_like(pooled), level)
 
 
-def growth_scores(artifact: dict) -> list[float]:
+def growth_scores(artifact: dict, rules: AnswerRules = RULES) -> list[float]:
     """The answer's backtest errors per doubling of distance, pooled over the artifact's
     networks: at each record (network, cutoff, configuration asked) |median of its candidates'
     log errors| / the record's distance in doublings (:func:`distance` from the refit's range)."""
     found = []
     for network, info in artifact.get("networks", {}).items():
-        names = candidates(artifact, network)
+        names = candidates(artifact, network, rules)
         rows: dict[tuple, list[float]] = {}
         for name in names:
             for row in ((info.get("backtest") or {}).get("models") or {}).get(name) or []:

@@ -10,6 +10,11 @@ gradients of W parameters) and alpha the per-message latency. The three hardware
 1/R, 1/B, alpha) are fitted by NNLS on relative error. F and W come from the table when it has
 them; otherwise they are taken as 1 and absorbed into the fitted constants.
 
+Where the points cannot tell the latency term from the bandwidth term (the design has less than
+full rank: one worker count above 1, or two with one batch size), the latency term is left out:
+fitted to one step, 2 (p-1) alpha would carry it on linearly in p (NVIDIA's BART trained on 1
+and 8 GPUs: 1.3-2.3x the measured time at 160-320), where the ring's bandwidth term saturates.
+
 It is not a roofline. A roofline takes per-iteration compute as max(b 3F / R, b M / BW) for the
 bytes M a sample moves; no table here has M, and within one network's fit both ceilings grow
 with b alike, so the data could not tell them apart (docs/model.md, "castello").
@@ -41,6 +46,12 @@ def _column(frame: pd.DataFrame, name: str) -> np.ndarray | None:
         return None
     values = pd.to_numeric(frame[name], errors="coerce").to_numpy(float)
     return values if np.all(np.isfinite(values) & (values > 0)) else None
+
+
+def _rank(design: np.ndarray) -> int:
+    """The rank of ``design`` with its columns scaled alike (they differ by orders of magnitude)."""
+    norms = np.linalg.norm(design, axis=0)
+    return int(np.linalg.matrix_rank(design[:, norms > 0] / norms[norms > 0], tol=1e-6))
 
 
 class CastelloModel(PerformanceModel):
@@ -90,7 +101,10 @@ class CastelloModel(PerformanceModel):
         self.params_ = float(np.median(params)) if params is not None else None
         t = iteration_seconds(frame)
         design = self._design(frame)
-        coef, _ = nnls(design / t[:, None], np.ones_like(t))
+        scaled = design / t[:, None]
+        if _rank(scaled) < design.shape[1]:
+            scaled = scaled * np.array([1.0, 1.0, 0.0])
+        coef, _ = nnls(scaled, np.ones_like(t))
         if coef[0] <= 0:
             raise InsufficientData("castello: no positive compute rate fits these points")
         self.inv_rate_, self.inv_bandwidth_, self.latency_ = map(float, coef)

@@ -213,7 +213,10 @@ def test_without_a_backtest_the_answer_takes_the_collective_models():
     assert artifact["networks"]["net0"]["models"]["usl"]["status"] == "ok"
     rows = pd.DataFrame({"nodes": 1, "procs": [256], "batch_size": 32, "data_size": 10**6})
     table = predict_rows(artifact, "net0", ANSWER, rows)
-    assert table["models"].iloc[0] == "median of castello, loglin"
+    # castello cannot tell its compute from its all-reduce on two worker counts of one batch
+    # size without the latency term, which it leaves out there: it is not fitted.
+    assert artifact["networks"]["net0"]["models"]["castello"]["status"] == "insufficient_data"
+    assert table["models"].iloc[0] == "median of loglin"
     # With no collective model fitted, the answer still comes from those that are.
     alone = fit_framework(points, "pytorch", {"usl": {}}, seed=0, refits=5)
     assert predict_rows(alone, "net0", ANSWER, rows)["models"].iloc[0] == "median of usl"
@@ -311,3 +314,27 @@ def test_a_topology_step_inside_the_node_is_not_carried_across_nodes():
         table = predict_rows(artifact, network, ANSWER, held)
         error = table["epoch_time_s"].to_numpy() / held["epoch_time_s"].to_numpy() - 1
         assert abs(error[-1]) < 0.15, (network, error)
+
+
+def test_castello_leaves_out_the_latency_it_cannot_tell_from_the_bandwidth():
+    """Trained on 1 and 8 workers, the latency term 2 (p-1) alpha and the bandwidth term
+    2 (p-1)/p 4W/B are one column apart by a constant: castello keeps the bandwidth term, which
+    saturates, instead of a latency carried on linearly in p (NVIDIA's BART, issue 35)."""
+    from dlperf.models import make_model
+
+    frame = pd.DataFrame(
+        {
+            "framework": "pytorch",
+            "network": "bart",
+            "device": "cuda",
+            "nodes": 1,
+            "procs": [1, 8],
+            "batch_size": 32,
+            "data_size": [3200, 25600],
+            "epoch_time_s": [1.0, 1.05],
+        }
+    )
+    model = make_model("castello", {}, 0).fit(frame)
+    assert model.latency_ == 0.0 and model.inv_bandwidth_ > 0
+    far = frame.iloc[[1]].assign(procs=320, nodes=40, data_size=32 * 100 * 320)
+    assert model.predict(far)[0] < 1.05 * 1.01
