@@ -90,10 +90,16 @@ def _rows(args: argparse.Namespace):
 
 
 def run_predict(args: argparse.Namespace) -> int:
+    from dlperf.measurements.tables import mostly_disturbed
     from dlperf.models.answer import ANSWER
     from dlperf.models.answer_explained import answer_warnings
     from dlperf.models.artifact_check import load_artifact, version_warnings
-    from dlperf.models.prediction import extrapolation_warnings, interval_missing, predict_rows
+    from dlperf.models.prediction import (
+        extrapolation_warnings,
+        interval_missing,
+        measured_ranges,
+        predict_rows,
+    )
 
     arg.check_layouts(args.nodes, args.procs)
     artifact = load_artifact(args.model)
@@ -105,6 +111,7 @@ def run_predict(args: argparse.Namespace) -> int:
     table["total_time_s"] = table["epoch_time_s"] * args.epochs
     missing = interval_missing(artifact, network, args.model_name)
     warnings = version_warnings(artifact) + extrapolation_warnings(artifact, network, rows)
+    warnings += mostly_disturbed((measured_ranges(artifact, network) or {}).get("disturbed_share"))
     if args.model_name == ANSWER:
         warnings += answer_warnings(artifact, network, rows)
     if missing:

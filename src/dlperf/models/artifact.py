@@ -109,7 +109,26 @@ def measured_levels(points: pd.DataFrame) -> dict:
         "iterations": [int(iterations(points).min()), int(iterations(points).max())],
         # Nothing the answer says runs faster than perfect scaling of this (docs/model.md).
         "best_samples_per_s_per_worker": best_per_worker(points),
+        "node_capacity": node_capacity(points),
+        "disturbed_share": disturbed_share(points),
     }
+
+
+def node_capacity(points: pd.DataFrame) -> int:
+    """The most workers a measured node holds: its GPUs (cuda) or cores (CPU) as the runs
+    recorded them (points' ``node_capacity``), else the most workers per node measured."""
+    if "node_capacity" in points and points["node_capacity"].notna().any():
+        return int(pd.to_numeric(points["node_capacity"]).max())
+    return int((points["procs"] / points["nodes"]).max())
+
+
+def disturbed_share(points: pd.DataFrame) -> float | None:
+    """The share of the runs behind the points that other programs disturbed (None where the
+    timings did not measure it: an external table)."""
+    if "runs_disturbed" not in points or not points["runs_disturbed"].notna().any():
+        return None
+    counted = points["runs_disturbed"].notna()
+    return float(points["runs_disturbed"].sum() / points.loc[counted, "runs_measured"].sum())
 
 
 def best_per_worker(points: pd.DataFrame) -> float:

@@ -46,6 +46,27 @@ def test_disturbed_runs_are_left_out_of_the_points_where_a_clean_repetition_exis
     assert disturbed.run_warnings(timings(0.01)) == []
 
 
+def test_the_points_count_the_disturbed_runs_and_what_a_node_holds():
+    """The fit records the share of disturbed runs and the node's capacity (its cores), so that
+    `dlperf predict` can warn from the artifact alone."""
+    from dlperf.models.artifact import measured_levels
+
+    frame = timings([0.01, 0.02, 0.45, 0.30, 0.40]).assign(cores_per_node=2)
+    points = to_points(frame)
+    assert points["runs_measured"].tolist() == [3, 2]
+    assert points["runs_disturbed"].tolist() == [1, 2]
+    measured = measured_levels(points)
+    assert measured["disturbed_share"] == pytest.approx(3 / 5)
+    assert measured["node_capacity"] == 2
+    gpus = frame.assign(device="cuda", gpu_names="A100;A100;A100;A100")
+    assert measured_levels(to_points(gpus))["node_capacity"] == 4
+    # Without the cores or GPUs (a brought-in table): the most workers per node measured.
+    assert measured_levels(to_points(timings(0.0)))["node_capacity"] == 2
+    assert measured_levels(to_points(timings(0.0)))["disturbed_share"] == 0.0
+    unmeasured = timings(0.0).drop(columns="foreign_cpu_fraction")
+    assert measured_levels(to_points(unmeasured))["disturbed_share"] is None
+
+
 def test_forget_disturbed_keeps_their_records_in_the_history_and_removes_them(tmp_path, capsys):
     results = tmp_path / "results"
     records = []
