@@ -86,6 +86,17 @@ OUT_FILE = writable("file")
 OUT_DIR = writable("directory")
 
 
+def check_written(option: str, path: str | None) -> None:
+    """:data:`OUT_FILE`'s check of a file a command will write, made in its handler (before
+    any work): UsageError naming the option."""
+    if path is None:
+        return
+    try:
+        OUT_FILE(path)
+    except argparse.ArgumentTypeError as exc:
+        raise UsageError(f"{option}: {exc}") from None
+
+
 def number(
     low: float, high: float, what: str, high_open: bool = False, low_closed: bool = False
 ) -> Callable[[str], float]:

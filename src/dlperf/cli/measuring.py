@@ -140,6 +140,12 @@ def add_aggregate(sub) -> None:
 def run_aggregate(args: argparse.Namespace) -> int:
     from dlperf import stages
 
+    for option, path in (
+        ("--timings", args.timings),
+        ("--parquet", args.parquet),
+        ("--failures", args.failures),
+    ):
+        arg.check_written(option, path)
     records = list(args.records)
     if args.runs_dir:
         records += stages.run_records(args.runs_dir)

@@ -45,7 +45,7 @@ def fit_one(
     if capabilities_of(model).has_breakdown:
         entry["breakdown"] = breakdown_table(model, points)
     entry["interval"] = bootstrap_interval(model, points, seed, refits)
-    if capabilities_of(model).has_breakdown:
+    if capabilities_of(model).has_term_list:
         # Which terms of the breakdown the refits support (docs/model.md, identifiability).
         entry["identifiability"] = identifiability_block(entry, points)
     return entry
