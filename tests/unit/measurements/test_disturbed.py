@@ -87,6 +87,50 @@ def test_forget_disturbed_keeps_their_records_in_the_history_and_removes_them(tm
     assert json.loads(kept.read_text())["noise"]["foreign_cpu_fraction"] == 0.4
 
 
+def _study(root):
+    """A study in ``root``/results: three runs of one configuration, the second disturbed."""
+    results = root / "results"
+    records = []
+    for rep in range(3):
+        record = make_record(procs=1, batch=8, data=64, rep=rep)
+        record["noise"] = {"foreign_cpu_fraction": 0.4 if rep == 1 else 0.0}
+        path = results / "runs" / "pytorch" / "mlp" / f"n1_p1_b8_d64_r{rep}.json"
+        atomic_write_json(path, record)
+        records.append(path)
+    stages.aggregate(records, results / "timings.csv", None, results / "failures.csv")
+    return results, records
+
+
+def test_forget_disturbed_acts_on_the_study_of_the_timings_given(tmp_path, monkeypatch, capsys):
+    """From another study's folder, --timings of s1 removes s1's record, not the folder's."""
+    s1, s1_records = _study(tmp_path / "s1")
+    here, here_records = _study(tmp_path / "wd")
+    monkeypatch.chdir(here.parent)
+    assert main(["forget-disturbed", "--timings", str(s1 / "timings.csv")]) == 0
+    assert "1 disturbed run(s) kept in" in capsys.readouterr().out
+    assert [p.exists() for p in s1_records] == [True, False, True]
+    assert all(p.exists() for p in here_records)
+    # Again: nothing left to remove, and it says so.
+    assert main(["forget-disturbed", "--timings", str(s1 / "timings.csv")]) == 0
+    assert "0 disturbed run(s) kept in" in capsys.readouterr().out
+    # --results of another study than the table's: refused, nothing touched.
+    argv = ["forget-disturbed", "--timings", str(s1 / "timings.csv"), "--results", str(here)]
+    assert main(argv) == 2
+    assert "is the table of the study in" in capsys.readouterr().err
+    assert all(p.exists() for p in here_records)
+
+
+def test_forget_disturbed_of_a_table_without_its_records_is_refused(tmp_path, capsys):
+    """A copy of the table away from its study: no record found, refused instead of "removed"."""
+    s1, _ = _study(tmp_path / "s1")
+    copy = tmp_path / "elsewhere" / "timings.csv"
+    copy.parent.mkdir()
+    copy.write_text((s1 / "timings.csv").read_text())
+    assert main(["forget-disturbed", "--timings", str(copy)]) == 2
+    err = capsys.readouterr().err
+    assert "none of the 1 disturbed run(s)" in err and "belongs to another study" in err
+
+
 def test_forget_disturbed_finds_the_records_of_runs_with_accumulation(tmp_path):
     """A disturbed run of 2 micro-batches per step is found under its ..._a2.json name."""
     results = tmp_path / "results"
