@@ -56,3 +56,13 @@ def test_fit_with_no_model_fitted_exits_1_unless_allowed(tmp_path):
     code, err = run(argv)
     assert code == 1 and "no model could be fitted" in err, err
     assert run([*argv, "--allow-unfitted"])[0] == 0
+
+
+def test_fit_and_validate_take_a_config_of_only_a_models_section(study, tmp_path):
+    """`--config` help says "(models section)": no sweep keys are asked for."""
+    config = tmp_path / "models.yaml"
+    config.write_text("models:\n  usl: {}\n")
+    argv = ["fit", "--timings", study["timings"], "--framework", "pytorch"]
+    code, err = run([*argv, "--config", str(config), "--out", str(tmp_path / "m.json")])
+    assert code == 0, err
+    assert "batch_sizes" not in err
