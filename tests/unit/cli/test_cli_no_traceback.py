@@ -138,3 +138,8 @@ def test_the_hardware_model_alone_fits(tmp_path):
     assert code == 0, err
     entry = json.loads(out.read_text())["networks"]["resnet50"]["models"]["generic_hw"]
     assert entry["status"] == "ok" and "identifiability" not in entry
+
+
+def test_a_model_artifact_given_as_timings_is_named_json(study, tmp_path):
+    argv = ["fit", "--timings", study["model"], *FIT, "--out", str(tmp_path / "m.json")]
+    assert_refused(argv, "is JSON (a model artifact or a run record?), not a timings table")
