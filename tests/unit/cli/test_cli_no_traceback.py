@@ -141,5 +141,6 @@ def test_the_hardware_model_alone_fits(tmp_path):
 
 
 def test_a_model_artifact_given_as_timings_is_named_json(study, tmp_path):
-    argv = ["fit", "--timings", study["model"], *FIT, "--out", str(tmp_path / "m.json")]
+    argv = ["fit", "--timings", study["model"], "--framework", "pytorch"]
+    argv += ["--out", str(tmp_path / "m.json")]
     assert_refused(argv, "is JSON (a model artifact or a run record?), not a timings table")
