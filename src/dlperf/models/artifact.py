@@ -109,17 +109,23 @@ def measured_levels(points: pd.DataFrame) -> dict:
         "iterations": [int(iterations(points).min()), int(iterations(points).max())],
         # Nothing the answer says runs faster than perfect scaling of this (docs/model.md).
         "best_samples_per_s_per_worker": best_per_worker(points),
-        "node_capacity": node_capacity(points),
+        "node_capacity": recorded_capacity(points),
         "disturbed_share": disturbed_share(points),
     }
 
 
-def node_capacity(points: pd.DataFrame) -> int:
-    """The most workers a measured node holds: its GPUs (cuda) or cores (CPU) as the runs
-    recorded them (points' ``node_capacity``), else the most workers per node measured."""
+def recorded_capacity(points: pd.DataFrame) -> int | None:
+    """The most workers a measured node holds, its GPUs (cuda) or cores (CPU), as the runs
+    recorded them (points' ``node_capacity``); None where they did not (brought-in tables)."""
     if "node_capacity" in points and points["node_capacity"].notna().any():
         return int(pd.to_numeric(points["node_capacity"]).max())
-    return int((points["procs"] / points["nodes"]).max())
+    return None
+
+
+def node_capacity(points: pd.DataFrame) -> int:
+    """:func:`recorded_capacity`, else the most workers per node measured."""
+    recorded = recorded_capacity(points)
+    return recorded if recorded is not None else int((points["procs"] / points["nodes"]).max())
 
 
 def disturbed_share(points: pd.DataFrame) -> float | None:

@@ -304,15 +304,17 @@ def test_predict_warns_of_disturbed_runs_and_of_more_workers_than_a_node_holds(
 ):
     artifact = json.loads((workdir / "pytorch.json").read_text())
     measured = artifact["networks"]["resnet18"]["measured"]
-    assert measured["node_capacity"] == 8  # brought in: the most workers per node measured
-    assert measured["disturbed_share"] is None  # and no measure of disturbance
-    measured.update(disturbed_share=0.92)
+    # Brought in: neither a node's cores or GPUs nor how busy the host was are known ...
+    assert measured["node_capacity"] is None and measured["disturbed_share"] is None
+    # ... as they are for our own runs: as if measured on 8-core nodes, mostly disturbed.
+    measured.update(node_capacity=8, disturbed_share=0.92)
+    artifact["networks"]["resnet18"]["device"] = ["cpu"]
     changed = tmp_path / "disturbed.json"
     changed.write_text(json.dumps(artifact))
     args = ["predict", "--model", str(changed), "--batch-size", "32", "--data-size", "100000"]
     assert main([*args, "--procs", "16", "--nodes", "1"]) == 0
     err = capsys.readouterr().err
-    assert "warning: 16 workers per node is more than a measured node holds (8 workers)" in err
+    assert "warning: 16 workers per node is more than a measured node holds (8 cores)" in err
     assert "ask for more nodes (--nodes)" in err
     assert "warning: 92% of the runs behind these models were disturbed" in err
     assert main([*args, "--procs", "16", "--nodes", "2"]) == 0
@@ -407,9 +409,8 @@ def test_predict_answers_by_default_as_the_report_does(workdir, capsys):
         (row["epoch_time_lo_s"], row["epoch_time_hi_s"])
     )
     # The Summary carries the warnings predict gives at the same row.
-    assert "64 workers per node is more than a measured node holds (8 workers)" in captured.err
     assert any(
-        w.startswith("At 64 workers on 1 node, 64 workers per node") for w in summary.warnings
+        w.startswith("At 64 workers on 1 node, 64 workers is beyond") for w in summary.warnings
     )
     spread = answer_at(
         artifact, "resnet18", {"nodes": 4, "procs": 32, "batch_size": 32, "data_size": 10000}

@@ -49,7 +49,7 @@ def test_disturbed_runs_are_left_out_of_the_points_where_a_clean_repetition_exis
 def test_the_points_count_the_disturbed_runs_and_what_a_node_holds():
     """The fit records the share of disturbed runs and the node's capacity (its cores), so that
     `dlperf predict` can warn from the artifact alone."""
-    from dlperf.models.artifact import measured_levels
+    from dlperf.models.artifact import measured_levels, node_capacity
 
     frame = timings([0.01, 0.02, 0.45, 0.30, 0.40]).assign(cores_per_node=2)
     points = to_points(frame)
@@ -60,8 +60,10 @@ def test_the_points_count_the_disturbed_runs_and_what_a_node_holds():
     assert measured["node_capacity"] == 2
     gpus = frame.assign(device="cuda", gpu_names="A100;A100;A100;A100")
     assert measured_levels(to_points(gpus))["node_capacity"] == 4
-    # Without the cores or GPUs (a brought-in table): the most workers per node measured.
-    assert measured_levels(to_points(timings(0.0)))["node_capacity"] == 2
+    # Without the cores or GPUs (a brought-in table): none recorded; the Summary's target then
+    # takes the most workers per node measured.
+    assert measured_levels(to_points(timings(0.0)))["node_capacity"] is None
+    assert node_capacity(to_points(timings(0.0))) == 2
     assert measured_levels(to_points(timings(0.0)))["disturbed_share"] == 0.0
     unmeasured = timings(0.0).drop(columns="foreign_cpu_fraction")
     assert measured_levels(to_points(unmeasured))["disturbed_share"] is None
