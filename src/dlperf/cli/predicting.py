@@ -167,7 +167,7 @@ def _plan_gpus(args, artifact: dict, network: str, data_size, epochs, deadline) 
         "epochs": epochs,
         "precision": precision,
         "max_procs": args.max_procs or DEFAULT_MAX_PROCS,
-        "gpus_per_node": args.gpus_per_node,
+        "gpus_per_node": _per_node(args, artifact, network),
     }
     prices = read_prices(args.prices, args.hardware)
     table = plan_gpus(block, args.gpus, prices, work, deadline, args.safe, args.hardware)
@@ -247,7 +247,11 @@ def add_plan(sub) -> None:
         type=arg.duration,
         help="seconds, or with a unit: 90m, 2h, 1d",
     )
-    p.add_argument("--gpus-per-node", type=arg.COUNT, default=8, help="workers a node holds (8)")
+    p.add_argument(
+        "--gpus-per-node",
+        type=arg.COUNT,
+        help="workers a node holds (default: a measured node's GPUs or cores, else 8)",
+    )
     p.add_argument(
         "--max-procs",
         type=arg.WORKERS,
@@ -277,6 +281,19 @@ def add_plan(sub) -> None:
     )
     p.add_argument("--hardware", help="with --gpus: your own GPU catalogue file (YAML)")
     p.set_defaults(func=run_plan)
+
+
+# Workers a node holds when neither --gpus-per-node nor the artifact says (a GPU server's 8).
+DEFAULT_PER_NODE = 8
+
+
+def _per_node(args: argparse.Namespace, artifact: dict, network: str) -> int:
+    """--gpus-per-node, else the GPUs or cores of a measured node (the artifact's
+    ``node_capacity``), else :data:`DEFAULT_PER_NODE`."""
+    from dlperf.models.prediction import measured_ranges
+
+    recorded = (measured_ranges(artifact, network) or {}).get("node_capacity")
+    return args.gpus_per_node or recorded or DEFAULT_PER_NODE
 
 
 def _work(args: argparse.Namespace) -> tuple[int, float]:
@@ -319,7 +336,7 @@ def run_plan(args: argparse.Namespace) -> int:
         data_size=data_size,
         epochs=epochs,
         deadline_s=deadline,
-        gpus_per_node=args.gpus_per_node,
+        gpus_per_node=_per_node(args, artifact, network),
         max_procs=max_procs,
         objective=args.objective,
         safe=args.safe,

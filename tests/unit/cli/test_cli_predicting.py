@@ -236,6 +236,21 @@ def test_plan_picks_the_fewest_workers_that_meet_the_deadline(workdir, capsys):
     assert "no layout up to 8 workers meets the deadline" in capsys.readouterr().out
 
 
+def test_plan_puts_as_many_workers_on_a_node_as_a_measured_node_held(workdir, tmp_path, capsys):
+    """On a study of 2-core nodes, 4 workers take 2 nodes; 8 per node without a record."""
+    artifact = json.loads((workdir / "pytorch.json").read_text())
+    args = ["--batch-size", "32", "--data-size", "100000", "--deadline", "1s", "--max-procs", "4"]
+    assert main(["plan", "--model", str(workdir / "pytorch.json"), *args]) == 1
+    assert "the fastest is 4 workers on 1 node(s)" in capsys.readouterr().out
+    artifact["networks"]["resnet18"]["measured"]["node_capacity"] = 2
+    two_cores = tmp_path / "two-cores.json"
+    two_cores.write_text(json.dumps(artifact))
+    assert main(["plan", "--model", str(two_cores), *args]) == 1
+    assert "the fastest is 4 workers on 2 node(s)" in capsys.readouterr().out
+    assert main(["plan", "--model", str(two_cores), *args, "--gpus-per-node", "4"]) == 1
+    assert "the fastest is 4 workers on 1 node(s)" in capsys.readouterr().out
+
+
 def test_plan_over_a_million_workers_prints_a_screenful_without_exponents(workdir, capsys):
     args = ["plan", "--model", str(workdir / "pytorch.json"), "--batch-size", "32"]
     args += ["--data-size", "100000000", "--epochs", "90", "--deadline", "3h"]
