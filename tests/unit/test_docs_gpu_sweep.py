@@ -16,3 +16,9 @@ def test_the_gpu_sweep_paragraph_names_the_configs_networks():
     paragraph = text[text.index("`config/gpu.yaml`: ") :].split("\n\n", 1)[0]
     named = set(re.findall(r"`(\w+)`", paragraph)) & set(NETWORKS)
     assert named == set(config["networks"]), paragraph
+
+
+def test_the_gpu_config_sends_site_settings_to_the_overlay_not_the_tracked_profile():
+    header = (REPO / "config" / "gpu.yaml").read_text().split("\n\n", 1)[0]
+    assert "--profile dlperf-site" in header and "A site overlay" in header
+    assert "edit in profiles/slurm/profile.yaml" not in header
