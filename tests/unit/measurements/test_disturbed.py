@@ -69,26 +69,6 @@ def test_the_points_count_the_disturbed_runs_and_what_a_node_holds():
     assert measured_levels(to_points(unmeasured))["disturbed_share"] is None
 
 
-def test_forget_disturbed_keeps_their_records_in_the_history_and_removes_them(tmp_path, capsys):
-    results = tmp_path / "results"
-    records = []
-    for rep in range(3):
-        record = make_record(procs=1, batch=8, data=64, rep=rep)
-        record["noise"] = {"foreign_cpu_fraction": 0.4 if rep == 1 else 0.0}
-        path = results / "runs" / "pytorch" / "mlp" / f"n1_p1_b8_d64_r{rep}.json"
-        atomic_write_json(path, record)
-        records.append(path)
-    stages.aggregate(records, results / "timings.csv", None, results / "failures.csv")
-    listing = tmp_path / "disturbed.json"
-    argv = ["forget-disturbed", "--timings", str(results / "timings.csv")]
-    assert main([*argv, "--results", str(results), "--out", str(listing)]) == 0
-    assert "1 disturbed run(s) kept in" in capsys.readouterr().out
-    assert [p.exists() for p in records] == [True, False, True]
-    assert json.loads(listing.read_text())["records"] == [str(records[1])]
-    (kept,) = (results / "history" / "runs" / "pytorch" / "mlp").glob("n1_p1_b8_d64_r1.*.json")
-    assert json.loads(kept.read_text())["noise"]["foreign_cpu_fraction"] == 0.4
-
-
 def _study(root):
     """A study in ``root``/results: three runs of one configuration, the second disturbed."""
     results = root / "results"
@@ -101,6 +81,18 @@ def _study(root):
         records.append(path)
     stages.aggregate(records, results / "timings.csv", None, results / "failures.csv")
     return results, records
+
+
+def test_forget_disturbed_keeps_their_records_in_the_history_and_removes_them(tmp_path, capsys):
+    results, records = _study(tmp_path)
+    listing = tmp_path / "disturbed.json"
+    argv = ["forget-disturbed", "--timings", str(results / "timings.csv")]
+    assert main([*argv, "--results", str(results), "--out", str(listing)]) == 0
+    assert "1 disturbed run(s) kept in" in capsys.readouterr().out
+    assert [p.exists() for p in records] == [True, False, True]
+    assert json.loads(listing.read_text())["records"] == [str(records[1])]
+    (kept,) = (results / "history" / "runs" / "pytorch" / "mlp").glob("n1_p1_b8_d64_r1.*.json")
+    assert json.loads(kept.read_text())["noise"]["foreign_cpu_fraction"] == 0.4
 
 
 def test_forget_disturbed_acts_on_the_study_of_the_timings_given(tmp_path, monkeypatch, capsys):
