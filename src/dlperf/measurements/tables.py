@@ -279,9 +279,10 @@ def mostly_disturbed(share: float | None) -> list[str]:
 
 
 def node_capacity(frame: pd.DataFrame) -> pd.Series:
-    """Workers a node of each run holds: its GPUs on cuda runs (``gpu_names``, joined by ";"),
-    its cores on other runs (``cores_per_node``, the run record's cores_available); NaN where
-    the run does not say (an external table without those columns)."""
+    """Workers a node of each run holds: its GPUs on cuda runs (``gpu_names``, joined by ";":
+    those the run saw, e.g. the GPUs a Slurm job was given), its cores on other runs
+    (``cores_per_node``, the run record's cores_available); NaN where the run does not say (an
+    external table without those columns)."""
     nan = pd.Series(float("nan"), index=frame.index)
     cores = nan
     if "cores_per_node" in frame:

@@ -154,6 +154,6 @@ def _crowded(artifact: dict, network: str, measured: dict, rows: pd.DataFrame) -
     devices = (artifact.get("networks", {}).get(network) or {}).get("device") or []
     what = "GPUs" if "cuda" in devices else "cores" if "cpu" in devices else "workers"
     return [
-        f"{_levels(crowded)} workers per node is more than a measured node holds ({capacity} "
+        f"{_levels(crowded)} workers per node is more than a measured node had ({capacity} "
         f"{what}): the workers would share them; ask for more nodes (--nodes)"
     ]

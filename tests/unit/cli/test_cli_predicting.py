@@ -329,7 +329,7 @@ def test_predict_warns_of_disturbed_runs_and_of_more_workers_than_a_node_holds(
     args = ["predict", "--model", str(changed), "--batch-size", "32", "--data-size", "100000"]
     assert main([*args, "--procs", "16", "--nodes", "1"]) == 0
     err = capsys.readouterr().err
-    assert "warning: 16 workers per node is more than a measured node holds (8 cores)" in err
+    assert "warning: 16 workers per node is more than a measured node had (8 cores)" in err
     assert "ask for more nodes (--nodes)" in err
     assert "warning: 92% of the runs behind these models were disturbed" in err
     assert main([*args, "--procs", "16", "--nodes", "2"]) == 0
