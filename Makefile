@@ -42,7 +42,7 @@ run: setup
 	$(if $(DRY_RUN)$(CLUSTER_RUN),,$(BIN)/dlperf preflight --wait-quiet $(WAIT_QUIET))
 	mkdir -p "$(STUDY)"
 	$(BIN)/snakemake --snakefile "$(CURDIR)/Snakefile" --directory "$(STUDY)" --cores $(CORES) \
-		$(if $(CONFIG),--configfile "$$(realpath "$(CONFIG)")") $(SNAKEMAKE_ARGS)
+		$(if $(CONFIG),--configfile="$$(realpath "$(CONFIG)")") $(SNAKEMAKE_ARGS)
 	@report="$(STUDY)/results/report/index.html"; \
 	if [ -z "$(DRY_RUN)" ] && [ -f "$$report" ]; then echo "Report: $$(realpath "$$report")"; fi
 	@# Last: exit status 1, saying so, when every benchmark run failed (the report is written).

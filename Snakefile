@@ -27,7 +27,7 @@ include: "workflow/rules/report.smk"
 rule all:
     default_target: True
     input:
-        RUN_RECORDS,
+        records_to_measure,
         BENCH_TABLES,
         expand(LAYOUT.model("{framework}"), framework=MODELLED),
         LAYOUT.validation_summary,

@@ -16,6 +16,7 @@ from dlperf.bench.spec import RunConfig, precision_problem
 from dlperf.errors import ConfigError
 from dlperf.io import unopenable
 from dlperf.pipeline import sweep_checks
+from dlperf.quoting import listing, shown
 
 
 def schema() -> dict:
@@ -48,8 +49,10 @@ def _describe(error: jsonschema.ValidationError) -> str:
         allowed = sorted(error.schema.get("properties", {}))
         return f"{error.message} at {where}; allowed keys there: {', '.join(allowed)}"
     if error.validator == "enum":
-        return f"{where}: {error.instance!r} is not one of {error.validator_value}"
-    return f"{where}: {error.message}"
+        return f"{where}: {shown(error.instance)} is not one of {listing(error.validator_value)}"
+    # jsonschema quotes the value as Python writes it ({'a': 1}); the user reads it as given.
+    message = error.message.replace(repr(error.instance), shown(error.instance), 1)
+    return f"{where}: {message}"
 
 
 def validated(config: dict) -> dict:
@@ -73,6 +76,7 @@ def validated(config: dict) -> dict:
     if problems:
         raise ConfigError("\n".join(f"invalid configuration: {p}" for p in problems))
     check_precision(config)
+    check_target_gpus(config)
     return config
 
 
@@ -84,6 +88,23 @@ def _scalars_as_lists(config: dict) -> dict:
         if spec.get("type") == "array" and isinstance(value, (int, float, str)):
             config[key] = [value]
     return config
+
+
+def check_target_gpus(config: dict) -> None:
+    """Refuse a GPU type in ``report.target.gpus`` the catalogue (with the config's own
+    ``hardware`` file) does not know, naming the nearest known ones."""
+    gpus = ((config.get("report") or {}).get("target") or {}).get("gpus")
+    if not gpus:
+        return
+    from dlperf.errors import DlperfError
+    from dlperf.hardware import load  # pandas: only for a config that names GPU types
+
+    try:
+        catalogue = load(config.get("hardware"))
+        for gpu in gpus:
+            catalogue.match(gpu)
+    except DlperfError as exc:
+        raise ConfigError(f"invalid configuration: report.target.gpus: {exc}") from None
 
 
 def check_precision(config: dict) -> None:

@@ -38,6 +38,8 @@ VALIDATION_SUMMARY = "summary.csv"
 FAILURES = "failures.csv"
 #: The configuration the study ran with (rule ``study_config``).
 CONFIG = "config.json"
+#: The study's archive (``snakemake archive``).
+ARCHIVE = "dlperf-archive.tar.gz"
 #: An adaptive sweep's round, below :data:`ADAPTIVE` (``*`` for every round).
 ADAPTIVE_ROUND = "round{}.json"
 
@@ -77,6 +79,13 @@ OWN_TABLES = (TIMINGS, TIMINGS_PARQUET, FAILURES)
 ARCHIVE_MANIFEST = "ro-crate-metadata.json"
 ARCHIVE_CONFIG = CONFIG
 ARCHIVE_EXTERNAL = "external"
+#: Beside an archive, its own SHA-256 (``sha256sum`` format), to be recorded elsewhere.
+ARCHIVE_DIGEST_SUFFIX = ".sha256"
+
+
+def archive_digest_of(archive: str | os.PathLike) -> str:
+    """The file beside ``archive`` that holds the archive's own SHA-256."""
+    return f"{os.fspath(archive)}{ARCHIVE_DIGEST_SUFFIX}"
 
 
 def accumulation_suffix(steps: int) -> str:
@@ -196,7 +205,9 @@ class StudyLayout:
     config = _Below(CONFIG)
     #: The runs ``forget_disturbed`` removed to be measured again (a temporary listing).
     disturbed = _Below("disturbed.json")
-    archive = _Below("dlperf-archive.tar.gz")
+    archive = _Below(ARCHIVE)
+    #: The archive's own SHA-256 beside it, to be recorded elsewhere.
+    archive_digest = _Below(archive_digest_of(ARCHIVE))
 
     @property
     def study_patterns(self) -> tuple[str, ...]:

@@ -22,9 +22,11 @@ from dlperf.measurements.points import to_points
 from dlperf.models import MODELS, Capabilities
 from dlperf.models.artifact import fit_framework
 from dlperf.models.base import TARGET, InsufficientData, PerformanceModel, iterations
+from dlperf.models.series import as_series
 from dlperf.report.page import build_report
 from dlperf.report.study import Study
 from dlperf.validate.crossval import cross_validate
+from gpupoints import gpu_points
 
 FAST_GENERIC = {"lambdas": [0.0], "popsize": 6, "maxiter": 30, "tol": 1e-6}
 PROTOCOLS = {
@@ -215,6 +217,41 @@ def validated(
             "seed": seed,
             "validation": {"protocols": protocols or PROTOCOLS, "bootstrap": n_boot},
             "report": {"target": {"data_size": 100_000, "epochs": 10, "deadline": "10m"}},
+        },
+    }
+
+
+# GPU types pytorch's mlp is measured on in :func:`across_hardware`, and those its config's
+# report.target.gpus names (one not measured).
+MEASURED_GPUS = ("V100-SXM2-16GB", "A100-SXM4-80GB", "A10")
+TARGET_GPUS = ("H100 80GB HBM3", "A100 80GB SXM4", "A10")
+
+
+def across_hardware(seed: int = 0, n_boot: int = 100) -> dict:
+    """As :func:`validated`, for pytorch's mlp measured (as external timings: no run records)
+    on the three :data:`MEASURED_GPUS` at amp_fp16, validated by k-fold and leaving one GPU type
+    out, with a report target planned on :data:`TARGET_GPUS`."""
+    measured = gpu_points(MEASURED_GPUS).assign(rep=0)
+    rates = measured["data_size"] / measured[TARGET]
+    # As the report's Study reads them: one series per GPU type (dlperf.models.series).
+    points = as_series(to_points(measured.assign(samples_per_s=rates)))
+    models = {"generic": FAST_GENERIC}
+    protocols = {"kfold": {"k": 3}, "cross_hardware": {}}
+    artifact = fit_framework(points, "pytorch", models, seed)
+    held_out, summary = cross_validate(points, "pytorch", models, protocols, seed, n_boot)
+    target = {"data_size": 1_281_167, "epochs": 90, "deadline": "8h", "gpus": list(TARGET_GPUS)}
+    return {
+        "timings": pd.DataFrame(columns=tables.TIMING_COLUMNS),
+        "failures": pd.DataFrame(columns=tables.FAILURE_COLUMNS),
+        "points": points,
+        "artifacts": {"pytorch": artifact},
+        "predictions": held_out,
+        "summary": summary,
+        "config": {
+            "frameworks": [],
+            "seed": seed,
+            "validation": {"protocols": protocols, "bootstrap": n_boot},
+            "report": {"target": target},
         },
     }
 

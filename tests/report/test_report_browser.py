@@ -3,7 +3,9 @@ the frameworks stand side by side right after the Summary (lenet in three framew
 
 Playwright (pytest-playwright's ``page``) drives the system Chromium, /usr/bin/chromium (installed
 here with apt-get when missing and run as root); no browser is downloaded. The report itself
-carries no test hooks. A screenshot of the whole page goes to test-artifacts/report.png.
+carries no test hooks. A screenshot of the whole page goes to test-artifacts/report.png; one of
+the "Which hardware" section of a study measured on three GPU types to
+test-artifacts/which-hardware.png.
 """
 
 from __future__ import annotations
@@ -166,3 +168,51 @@ def _assert_side_by_side(result: dict) -> None:
     assert all(r[4] == "1.000" or " .. " in r[5] for r in rows)
     assert result["splitRows"] == 9
     assert "tensorflow takes" in result["losses"] and "mxnet takes" in result["losses"]
+
+
+# The "Which hardware" section: its place on the page, what its tables hold, and the box from
+# its heading to the next section's, for the screenshot.
+HARDWARE = """
+(() => {
+  const heading = document.getElementById('which-hardware');
+  const headings = Array.from(document.querySelectorAll('h2'));
+  const next = headings[headings.indexOf(heading) + 1];
+  const top = heading.getBoundingClientRect().top + window.scrollY;
+  const bottom = next.getBoundingClientRect().top + window.scrollY;
+  const cells = id => Array.from(document.querySelectorAll(`#${id} tbody tr`))
+    .map(r => Array.from(r.cells).map(c => c.textContent));
+  const box = heading.getBoundingClientRect();
+  return {
+    visible: box.width > 0 && box.height > 0 && getComputedStyle(heading).display !== 'none',
+    nav: Array.from(document.querySelectorAll('nav a')).map(a => a.textContent),
+    answers: cells('hardware-table'),
+    plan: cells('hardware-plan'),
+    datasheets: cells('hardware-datasheets'),
+    clip: {x: 0, y: top - 8, width: document.documentElement.clientWidth,
+           height: bottom - top},
+  };
+})()
+"""
+
+
+def test_which_hardware_renders_in_chromium(page, tmp_path):
+    data = synthetic.across_hardware()
+    report = tmp_path / "index.html"
+    synthetic.write_report(data, report)
+    page.goto(report.as_uri())
+    found = page.evaluate(HARDWARE)
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = ARTIFACTS / "which-hardware.png"
+    page.screenshot(path=shot, clip=found["clip"], full_page=True)
+    assert found["visible"] and "Which hardware" in found["nav"]
+    measured = ", ".join(sorted(synthetic.MEASURED_GPUS))
+    ((framework, network, precision, gpus, *_),) = found["answers"]
+    assert (framework, network, precision, gpus) == ("pytorch", "mlp", "amp_fp16", measured)
+    # The target planned on the GPU types report.target.gpus names, the H100 not measured.
+    assert [row[3:5] for row in found["plan"]] == [
+        ["H100-SXM5-80GB", "no"], ["A100-SXM4-80GB", "yes"], ["A10", "yes"],
+    ]  # fmt: skip
+    assert [row[0] for row in found["datasheets"]] == [
+        "H100-SXM5-80GB", "A100-SXM4-80GB", "A10", "V100-SXM2-16GB",
+    ]  # fmt: skip
+    assert found["clip"]["height"] > 200 and shot.stat().st_size > 10_000

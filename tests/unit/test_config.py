@@ -106,3 +106,38 @@ def test_a_list_key_given_one_value_is_the_one_element_list():
     config = cfg.validated({**given, "data_sizes": [64]})
     assert config["frameworks"] == ["pytorch"] and config["procs"] == [2]
     assert config["accumulation_steps"] == [2] and config["batch_sizes"] == [8]
+
+
+def test_every_default_model_fits_on_the_default_sweep(repo, tmp_path):
+    """Each model the default config lists can be fitted on what the default sweep measures (its
+    worker counts, batch and data sizes): none is there only to report insufficient_data."""
+    import itertools
+
+    import numpy as np
+
+    from dlperf import stages
+    from dlperf.io import atomic_write_json
+    from dlperf.measurements.points import to_points
+    from dlperf.measurements.tables import read_timings
+    from dlperf.models.artifact import fit_one
+    from recordmaker import make_record
+
+    loaded = cfg.load(repo / "config" / "config.yaml")
+    records = []
+    grid = itertools.product(
+        cfg.run_layouts(loaded), loaded["batch_sizes"], loaded["data_sizes"], range(2)
+    )
+    rng = np.random.default_rng(0)
+    for (_nodes, procs), batch, data, rep in grid:
+        iter_s = (2e-3 + 1e-4 * batch + 1e-3 * (procs - 1)) * rng.lognormal(0.0, 0.01)
+        record = make_record(procs=procs, batch=batch, data=data, rep=rep, iter_s=iter_s)
+        records.append(tmp_path / f"p{procs}_b{batch}_d{data}_r{rep}.json")
+        atomic_write_json(records[-1], record)
+    timings = tmp_path / "timings.csv"
+    stages.aggregate(records, timings, tmp_path / "t.parquet", tmp_path / "failures.csv")
+    points = to_points(read_timings(timings))
+    for name, settings in loaded["models"].items():
+        # The search's effort only (the generic model's): what data a fit needs is unchanged.
+        quick = {**settings, "popsize": 8, "maxiter": 40} if name == "generic" else settings
+        entry = fit_one(name, quick, points, seed=0, refits=0)
+        assert entry["status"] == "ok", (name, entry.get("reason"))

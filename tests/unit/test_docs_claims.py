@@ -27,6 +27,38 @@ def test_no_documented_command_needs_globstar():
     assert found == []
 
 
+def snakemake_commands(path: Path) -> list[list[str]]:
+    """Every snakemake command of a page, in code spans and indented lines, as words."""
+    text = path.read_text(encoding="utf-8")
+    spans = re.findall(r"`([^`]*\bsnakemake\b[^`]*)`", text) + command_lines(path)
+    # A shell comment and a line continuation are no words of the command.
+    return [
+        span.split("#")[0].replace("\\", " ").split()
+        for span in spans
+        if re.match(r"(\.venv/bin/)?snakemake\b", span)
+    ]
+
+
+def test_no_documented_snakemake_command_reads_a_target_as_a_config_file():
+    """`--configfile FILE archive` reads `archive` as a second config file (the option takes
+    every word up to the next option): a documented command gives `--configfile=FILE`, or
+    nothing but options after `--configfile FILE`."""
+    found = [
+        (page.name, " ".join(words))
+        for page in [*DOCS, ROOT / "config" / "README.md"]
+        for words in snakemake_commands(page)
+        for i, word in enumerate(words)
+        if word == "--configfile" and len(words) > i + 2 and not words[i + 2].startswith("-")
+    ]
+    assert found == []
+
+
+def test_the_readme_archives_a_study_in_its_own_directory():
+    commands = [" ".join(w) for w in snakemake_commands(ROOT / "README.md")]
+    assert ".venv/bin/snakemake --directory studies/pytorch-only archive" in commands
+    assert "snakemake --directory studies/pytorch-only --configfile=my.yaml" in commands
+
+
 def _bound(text: str) -> float:
     return float(text.split()[0].replace(",", ""))
 

@@ -1,5 +1,6 @@
-"""`make run` with a study whose name has a space, and a dry run that announces no report:
-the Makefile run against stand-ins for dlperf and snakemake that record their arguments."""
+"""`make run` with a study whose name has a space, a target after a study's config, and a dry run
+that announces no report: the Makefile run against stand-ins for dlperf and snakemake that
+record their arguments."""
 
 import shutil
 import subprocess
@@ -43,7 +44,7 @@ def test_a_study_with_a_space_is_one_argument(fake_venv, tmp_path):
     assert done.returncode == 0, done.stderr
     args = (fake_venv / "bin" / "snakemake.args").read_text().splitlines()
     assert args[args.index("--directory") + 1] == str(study)
-    assert args[args.index("--configfile") + 1] == str(study / "config.yaml")
+    assert f"--configfile={study / 'config.yaml'}" in args
     checked = (fake_venv / "bin" / "dlperf.args").read_text().splitlines()
     assert checked[checked.index("check-config") + 1] == str(study / "config.yaml")
 
@@ -84,3 +85,16 @@ def test_a_study_whose_every_run_failed_ends_with_a_non_zero_status(fake_venv, t
         results / "timings.csv", index=False
     )
     assert make_run(fake_venv, study, f"PYTHONPATH={REPO / 'src'}").returncode == 0
+
+
+def test_a_target_after_a_remembered_config_stays_a_target(fake_venv, tmp_path):
+    """`make run STUDY=s SNAKEMAKE_ARGS=archive` on a study with its config.yaml: `archive` is a
+    target, not a second config file (`--configfile FILE archive` would read it as one)."""
+    study = tmp_path / "s"
+    study.mkdir()
+    (study / "config.yaml").write_text("procs: [1]\n")
+    done = make_run(fake_venv, study, "SNAKEMAKE_ARGS=archive")
+    assert done.returncode == 0, done.stderr
+    args = (fake_venv / "bin" / "snakemake.args").read_text().splitlines()
+    assert "--configfile" not in args
+    assert args[-1] == "archive"

@@ -36,6 +36,17 @@ def snakemake(
     )
 
 
+def external_only(timings: Path, **settings) -> dict:
+    """A config that models the external ``timings`` alone (no benchmark), with ``settings``."""
+    return {
+        "frameworks": [],
+        "batch_sizes": [1],
+        "data_sizes": [1],
+        "external_timings": str(timings),
+        **settings,
+    }
+
+
 def planned_jobs(proc: subprocess.CompletedProcess) -> dict[str, int]:
     """Rule -> job count from a dry run's "Job stats" table (empty when nothing is to be done)."""
     text = proc.stdout + proc.stderr

@@ -10,7 +10,7 @@ import sys
 import pandas as pd
 import pytest
 import yaml
-from snakerun import planned_jobs, snakemake
+from snakerun import external_only, planned_jobs, snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -70,14 +70,11 @@ def test_external_timings_path_with_a_space_fits_and_validates(workflow_bin, rep
     timings = tmp_path / "my data" / "timings example.csv"
     timings.parent.mkdir()
     timings.write_bytes((repo / "examples" / "timings-example.csv").read_bytes())
-    config = {
-        "frameworks": [],
-        "batch_sizes": [1],
-        "data_sizes": [1],
-        "external_timings": str(timings),
-        "models": {"ernest": {}},
-        "validation": {"protocols": {"kfold": {"k": 3}}, "bootstrap": 50},
-    }
+    config = external_only(
+        timings,
+        models={"ernest": {}},
+        validation={"protocols": {"kfold": {"k": 3}}, "bootstrap": 50},
+    )
     path = tmp_path / "external.yaml"
     path.write_text(yaml.safe_dump(config))
     targets = ("results/models/pytorch.json", "results/validation/pytorch.csv")

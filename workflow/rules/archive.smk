@@ -21,7 +21,9 @@ rule archive:
         config=LAYOUT.config,
         envs=expand(LAYOUT.env("{framework}"), framework=FRAMEWORKS),
     output:
-        LAYOUT.archive,
+        archive=LAYOUT.archive,
+        # Its own SHA-256, to be recorded elsewhere (docs/reproducibility.md).
+        digest=LAYOUT.archive_digest,
     log:
         dlperf.layout.log("archive"),
     conda:
@@ -30,4 +32,4 @@ rule archive:
         # The results directory as a whole (the study is every file below it).
         results=lambda wildcards: LAYOUT.root,
     shell:
-        "dlperf archive --results {params.results:q} --out {output:q} > {log:q} 2>&1"
+        "dlperf archive --results {params.results:q} --out {output.archive:q} > {log:q} 2>&1"

@@ -131,14 +131,24 @@ def adaptive_round_files(wildcards=None):
     return files
 
 
-# The run records of the study: the grid's, or those an adaptive sweep's rounds chose. They are
-# targets of `all`, since Snakemake does not re-create a deleted input whose consumers (the tables)
-# are up to date, and a deleted record must be measured again.
+# The run records of the study: the grid's, or those an adaptive sweep's rounds chose.
 RUN_RECORDS = (
     adaptive_measured_records
     if config["adaptive"]["enabled"]
     else [LAYOUT.record_of(run) for run in RUNS]
 )
+
+
+def records_to_measure(wildcards=None):
+    """The run records `all` asks for by name: those missing while the timings table exists.
+    Snakemake does not re-create a deleted input whose consumers (the tables) are up to date,
+    and a deleted record must be measured again; without the table, aggregate runs and asks
+    for every record itself. Not every record: Snakemake prints a job's inputs and reason as
+    it starts it, and `all` is the last job of every run."""
+    if not FRAMEWORKS or not os.path.exists(LAYOUT.timings):
+        return []
+    records = RUN_RECORDS() if callable(RUN_RECORDS) else RUN_RECORDS
+    return [record for record in records if not os.path.exists(record)]
 
 
 onstart:

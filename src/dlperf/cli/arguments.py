@@ -301,3 +301,37 @@ def artifact_options(model_name_help: str) -> argparse.ArgumentParser:
     parent.add_argument("--network", help="needed when the artifact covers several networks")
     parent.add_argument("--level", type=LEVEL, default=0.9, help="prediction-interval level (0.9)")
     return parent
+
+
+# Options several commands declare together, added in place (so that each command's --help
+# lists them where it always has).
+
+
+def add_sweep_config(parser: argparse.ArgumentParser, config_help: str, defaults_help: str):
+    """A sweep's config file and the config it is merged into, as the workflow merges them
+    (read with ``config.load(args.config, default=args.defaults)``)."""
+    parser.add_argument("config", help=config_help)
+    parser.add_argument("--defaults", help=defaults_help)
+
+
+def add_hardware_options(parser: argparse.ArgumentParser, option: str) -> None:
+    """The precision and GPU catalogue the answer across hardware is asked at, with ``option``
+    (``--gpu`` or ``--gpus``)."""
+    parser.add_argument(
+        "--precision", default="fp32", help=f"with {option}: fp32, tf32, amp_fp16 or bf16 (fp32)"
+    )
+    parser.add_argument("--hardware", help=f"with {option}: your own GPU catalogue file (YAML)")
+
+
+def add_answer_output(parser: argparse.ArgumentParser, formats: list[str]) -> None:
+    """The format of a command's answer (the first by default) and where it goes: standard
+    output, or the file ``--out`` (written with :func:`dlperf.cli.output.deliver`)."""
+    parser.add_argument(
+        "--format",
+        choices=formats,
+        default=formats[0],
+        help=f"format of the answer ({formats[0]})",
+    )
+    parser.add_argument(
+        "--out", type=OUT_FILE, help="write the answer here instead of to standard output"
+    )

@@ -4,6 +4,7 @@ and the effective one written beside its results."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from dlperf.cli import arguments as arg
@@ -34,10 +35,10 @@ def add_check_config(sub) -> None:
         help="check a config file before running it: YAML errors with file, line and column, "
         "then every value that cannot run",
     )
-    p.add_argument("config", help="the config file (as given to snakemake --configfile)")
-    p.add_argument(
-        "--defaults",
-        help="the config it is merged into, as the workflow does (config/config.yaml)",
+    arg.add_sweep_config(
+        p,
+        "the config file (as given to snakemake --configfile)",
+        "the config it is merged into, as the workflow does (config/config.yaml)",
     )
     p.add_argument(
         "--study",
@@ -76,6 +77,8 @@ def run_check_config(args: argparse.Namespace) -> int:
                 + "; ".join(problems)
                 + " (pass --cluster when the sweep runs on a cluster)"
             )
-    runs = len(cfg.run_configs(config))
-    print(f"{args.config}: valid ({runs} benchmark runs in the sweep)")
+    runs = cfg.run_configs(config)
+    for warning in sweep_checks.short_epochs(runs):
+        print(f"{args.config}: warning: {warning}", file=sys.stderr)
+    print(f"{args.config}: valid ({len(runs)} benchmark runs in the sweep)")
     return 0

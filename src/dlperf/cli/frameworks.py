@@ -4,10 +4,10 @@ two or more of them (the table the report shows right after its Summary)."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from dlperf.cli import arguments as arg
+from dlperf.cli.output import deliver
 
 
 def add_compare_frameworks(sub) -> None:
@@ -24,15 +24,7 @@ def add_compare_frameworks(sub) -> None:
         help="model artifacts, or directories of them (results/models): the generic model's "
         "terms split the time per iteration; without them only the data wait is split off",
     )
-    p.add_argument(
-        "--format",
-        choices=["text", "json", "html"],
-        default="text",
-        help="format of the answer (text)",
-    )
-    p.add_argument(
-        "--out", type=arg.OUT_FILE, help="write the answer here instead of to standard output"
-    )
+    arg.add_answer_output(p, ["text", "json", "html"])
     p.set_defaults(func=run_compare_frameworks)
 
 
@@ -46,7 +38,6 @@ def _artifact_files(paths: list[str]) -> list[Path]:
 
 def run_compare_frameworks(args: argparse.Namespace) -> int:
     from dlperf.errors import NotComparable
-    from dlperf.io import atomic_write_text
     from dlperf.measurements.tables import read_timings
     from dlperf.models.artifact_check import load_artifact
     from dlperf.report.framework_section import render
@@ -63,10 +54,5 @@ def run_compare_frameworks(args: argparse.Namespace) -> int:
             f"no network in {args.timings} has successful runs of two or more frameworks; "
             "measure a network with several frameworks (config key frameworks)"
         )
-    text = render(comparisons, args.format)
-    if args.out:
-        atomic_write_text(args.out, text)
-        print(f"{len(comparisons)} network(s) compared -> {args.out}")
-    else:
-        sys.stdout.write(text)
+    deliver(args.out, render(comparisons, args.format), f"{len(comparisons)} network(s) compared")
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 
 from dlperf.cli import arguments as arg
 from dlperf.cli.output import warn
@@ -12,7 +13,10 @@ from dlperf.errors import UsageError
 
 
 def _network(artifact: dict, requested: str | None) -> str:
-    networks = list(artifact["networks"])
+    """The network asked for: a network trained (its series told apart later) or a series."""
+    from dlperf.models.artifact import trained_networks
+
+    networks = list(trained_networks(artifact))
     if requested:
         return requested
     if len(networks) == 1:
@@ -20,6 +24,33 @@ def _network(artifact: dict, requested: str | None) -> str:
     raise UsageError(
         f"the artifact covers several networks ({', '.join(networks)}); choose one with --network"
     )
+
+
+def _one_series(artifact: dict, network: str) -> str:
+    """``network`` when the artifact fitted it as it is; a one-line error naming its series
+    when it was measured on several GPU types or precisions (docs/hardware.md)."""
+    from dlperf.models.artifact import trained_networks
+
+    series = trained_networks(artifact).get(network, [network])
+    if network in artifact["networks"] or len(series) < 2:
+        return network
+    raise UsageError(
+        f"{network} was measured as several series, one per GPU type and precision "
+        f"({'; '.join(series)}); name one with --network (predict: or with --gpu and "
+        "--precision)"
+    )
+
+
+def _measured_series(args: argparse.Namespace, artifact: dict, network: str) -> str | None:
+    """With --gpu: the artifact's own series of ``network`` on that GPU type and precision,
+    whose per-network models then answer; None when the GPU type was not measured so (the
+    answer across hardware then answers)."""
+    from dlperf.hardware import load, precision_name
+    from dlperf.models.artifact import series_on
+
+    catalogue = load(args.hardware)
+    gpu = catalogue.match(args.gpu).name
+    return series_on(artifact, network, gpu, precision_name(args.precision), catalogue)
 
 
 def add_predict(sub) -> None:
@@ -58,10 +89,7 @@ def add_predict(sub) -> None:
         help="a GPU type of the catalogue, measured or not: the answer across hardware "
         "(docs/hardware.md); needs timings of two or more GPU types in the artifact",
     )
-    p.add_argument(
-        "--precision", default="fp32", help="with --gpu: fp32, tf32, amp_fp16 or bf16 (fp32)"
-    )
-    p.add_argument("--hardware", help="with --gpu: your own GPU catalogue file (YAML)")
+    arg.add_hardware_options(p, "--gpu")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run_predict)
 
@@ -90,6 +118,7 @@ def _rows(args: argparse.Namespace):
 
 
 def run_predict(args: argparse.Namespace) -> int:
+    from dlperf.cli import answer_tables
     from dlperf.measurements.tables import mostly_disturbed
     from dlperf.models.answer import ANSWER
     from dlperf.models.answer_explained import answer_warnings
@@ -105,8 +134,10 @@ def run_predict(args: argparse.Namespace) -> int:
     artifact = load_artifact(args.model)
     network = _network(artifact, args.network)
     rows = _rows(args)
-    if args.gpu:
+    own = _measured_series(args, artifact, network) if args.gpu else None
+    if args.gpu and own is None:
         return _predict_on_gpu(args, artifact, network, rows)
+    network = own or _one_series(artifact, network)
     table = predict_rows(artifact, network, args.model_name, rows, level=args.level)
     table["total_time_s"] = table["epoch_time_s"] * args.epochs
     missing = interval_missing(artifact, network, args.model_name)
@@ -124,22 +155,61 @@ def run_predict(args: argparse.Namespace) -> int:
             "model": args.model_name,
             "epochs": args.epochs,
             "level": args.level,
+            **({"gpu": args.gpu, "said": _said_measured(args, artifact, own)} if own else {}),
             "predictions": json.loads(table.to_json(orient="records")),
             # The same warnings as on stderr: a program reading the JSON gets them too.
             "warnings": warnings,
         }
         print(json.dumps(answer, indent=2))
     else:
-        print(
-            f"{artifact['framework']}/{network}, model {args.model_name}, "
-            f"{args.level:.0%} prediction interval (lo..hi):"
+        if own:
+            print(_said_measured(args, artifact, own))
+        shared, text = answer_tables.table_text(
+            table, _predicted_columns(table, args.epochs), args.level, keep=("procs",)
         )
-        print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        print(
+            f"{artifact['framework']}/{network}, model {args.model_name} "
+            f"({args.level:.0%} prediction interval)"
+            + (f": {shared}" if shared else "")
+            + (f"; {args.epochs:g} epochs" if args.epochs != 1 else "")
+        )
+        print(text)
     return 0
 
 
+def _predicted_columns(table, epochs: float) -> list[str]:
+    """What `predict` prints as text: the configuration, then the answer (the total only when
+    more than one epoch is asked)."""
+    answer = ["epoch_time_s", "samples_per_s", *(["total_time_s"] if epochs != 1 else [])]
+    extra = [c for c in ("ratio", "reach", "models") if c in table]
+    return [*PREDICT_ROWS, *answer, *extra]
+
+
+#: The configuration columns of `predict`'s rows (those all rows share are said above them).
+PREDICT_ROWS = [
+    "nodes",
+    "procs",
+    "batch_size",
+    "data_size",
+    "grad_accum_steps",
+    "param_count",
+    "flops_per_sample",
+]
+
+
+def _said_measured(args: argparse.Namespace, artifact: dict, own: str) -> str:
+    return (
+        f"{artifact['framework']}/{own}: measured (asked: {args.gpu}, {args.precision}); "
+        "the answer of this series' own models (docs/hardware.md)"
+    )
+
+
 def _hardware_block(artifact: dict, network: str, precision: str) -> dict:
-    """The artifact's answer across hardware for a network and precision, or a one-line error."""
+    """The artifact's answer across hardware for a network (trained, or one of its series) and
+    precision, or a one-line error."""
+    from dlperf.models.artifact import trained_network
+
+    network = trained_network(artifact, network)
     block = artifact.get("across_hardware", {}).get(network, {}).get(precision)
     if block is None or block.get("status") != "ok":
         why = "" if block is None else f" ({block.get('reason')})"
@@ -153,7 +223,7 @@ def _hardware_block(artifact: dict, network: str, precision: str) -> dict:
 
 def _plan_gpus(args, artifact: dict, network: str, data_size, epochs, deadline) -> int:
     """``plan --gpus``: per GPU type the fewest GPUs that meet the deadline, and the cheapest."""
-    from dlperf.cli import plan_output
+    from dlperf.cli import answer_tables
     from dlperf.durations import readable
     from dlperf.hardware import precision_name
     from dlperf.models.hardware_plan import cheapest, plan_gpus, read_prices
@@ -168,23 +238,25 @@ def _plan_gpus(args, artifact: dict, network: str, data_size, epochs, deadline) 
         "precision": precision,
         "max_procs": args.max_procs or DEFAULT_MAX_PROCS,
         "gpus_per_node": _per_node(args, artifact, network),
+        "powers_of_two": args.powers_of_two,
     }
     prices = read_prices(args.prices, args.hardware)
     table = plan_gpus(block, args.gpus, prices, work, deadline, args.safe, args.hardware)
     print(
         f"{artifact['framework']}/{network} ({precision}): batch {args.batch_size}/GPU, "
-        f"{data_size} samples x {epochs:g} epochs, deadline {readable(deadline)}; "
+        f"{data_size:,.0f} samples x {epochs:g} epochs, deadline {readable(deadline)}; "
         f"GPU types measured: {', '.join(block['gpus'])}"
     )
-    print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    columns = [c for c in table.columns if not re.search(r"_(lo|hi)_s$", c)]
+    print(answer_tables.table_text(table, columns, args.level, keep=("nodes",))[1])
     choice = cheapest(table)
     if choice is None:
         print("no GPU type meets the deadline within --max-procs; raise it or the deadline")
         return 1
-    price = "" if choice["cost"] is None else f", cost {plan_output.number(choice['cost'])}"
+    price = "" if choice["cost"] is None else f", cost {answer_tables.number(choice['cost'])}"
     print(
         f"cheapest: {int(choice['procs'])} x {choice['gpu']}: "
-        f"{readable(choice['total_time_s'])}, {plan_output.number(choice['gpu_hours'])} "
+        f"{readable(choice['total_time_s'])}, {answer_tables.number(choice['gpu_hours'])} "
         f"GPU-hours{price}"
     )
     return 0
@@ -193,6 +265,7 @@ def _plan_gpus(args, artifact: dict, network: str, data_size, epochs, deadline) 
 def _predict_on_gpu(args: argparse.Namespace, artifact: dict, network: str, rows) -> int:
     """``predict --gpu``: the answer across hardware, saying whether the GPU was measured and
     how far its figures lie beyond those measured."""
+    from dlperf.cli import answer_tables
     from dlperf.hardware import load, precision_name
     from dlperf.models.hardware_answer import answer_at
 
@@ -224,8 +297,11 @@ def _predict_on_gpu(args: argparse.Namespace, artifact: dict, network: str, rows
             )
         )
     else:
-        print(said)
-        print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        shared, text = answer_tables.table_text(
+            table, _predicted_columns(table, args.epochs), args.level, keep=("procs",)
+        )
+        print(said + (f" {shared}." if shared else ""))
+        print(text)
     return 0
 
 
@@ -259,6 +335,11 @@ def add_plan(sub) -> None:
         help="largest worker count to consider",
     )
     p.add_argument(
+        "--powers-of-two",
+        action="store_true",
+        help="consider only worker counts that are powers of two (1, 2, 4, 8, ...)",
+    )
+    p.add_argument(
         "--objective",
         choices=["workers", "cost"],
         default="workers",
@@ -276,10 +357,7 @@ def add_plan(sub) -> None:
         "docs/hardware.md): per type the fewest GPUs that meet the deadline, and the cheapest",
     )
     p.add_argument("--prices", help="with --gpus: YAML of GPU name -> price per GPU-hour")
-    p.add_argument(
-        "--precision", default="fp32", help="with --gpus: fp32, tf32, amp_fp16 or bf16 (fp32)"
-    )
-    p.add_argument("--hardware", help="with --gpus: your own GPU catalogue file (YAML)")
+    arg.add_hardware_options(p, "--gpus")
     p.set_defaults(func=run_plan)
 
 
@@ -311,11 +389,11 @@ def _work(args: argparse.Namespace) -> tuple[int, float]:
     raise UsageError("give the work to do: --data-size D [--epochs E] or --samples N")
 
 
-PLAN_COLUMNS = ["nodes", "procs", "epoch_time_s", "epoch_time_lo_s", "epoch_time_hi_s"]
+PLAN_COLUMNS = ["nodes", "procs", "epoch_time_s"]
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    from dlperf.cli import plan_output
+    from dlperf.cli import answer_tables
     from dlperf.durations import readable
     from dlperf.models.artifact_check import load_artifact, version_warnings
     from dlperf.models.planning import DEFAULT_MAX_PROCS, cost_unit, parse_duration, planned
@@ -327,6 +405,7 @@ def run_plan(args: argparse.Namespace) -> int:
     deadline = parse_duration(args.deadline)
     if args.gpus:
         return _plan_gpus(args, artifact, network, data_size, epochs, deadline)
+    network = _one_series(artifact, network)
     max_procs = args.max_procs or DEFAULT_MAX_PROCS
     found = planned(
         artifact,
@@ -341,16 +420,17 @@ def run_plan(args: argparse.Namespace) -> int:
         objective=args.objective,
         safe=args.safe,
         level=args.level,
+        powers_of_two=args.powers_of_two,
     )
     table, choice = found.table, found.choice
     cost, cost_label = cost_unit(artifact, network)
     print(
         f"{artifact['framework']}/{network}, model {args.model_name}: "
         f"batch {args.batch_size}/worker, "
-        f"{data_size} samples x {epochs:g} epochs, deadline {readable(deadline)}"
+        f"{data_size:,.0f} samples x {epochs:g} epochs, deadline {readable(deadline)}"
     )
     columns = [*PLAN_COLUMNS, "total_time_s", cost, "meets_deadline"]
-    print(plan_output.table_text(table, choice, columns))
+    print(answer_tables.plan_text(table, choice, columns, args.level))
     which = "chosen" if choice is not None else "fastest"
     warn("plan", [f"the {which} layout: {w}" for w in found.extrapolated])
     if choice is None:
@@ -363,7 +443,7 @@ def run_plan(args: argparse.Namespace) -> int:
         return 1
     print(
         f"choice ({args.objective}): {int(choice['procs'])} workers on {int(choice['nodes'])} "
-        f"node(s): {readable(choice['total_time_s'])}, {plan_output.number(choice[cost])} "
+        f"node(s): {readable(choice['total_time_s'])}, {answer_tables.number(choice[cost])} "
         f"{cost_label}"
     )
     return 0

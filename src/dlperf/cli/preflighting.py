@@ -16,11 +16,12 @@ def add_plan_sweep(sub) -> None:
         "plan-sweep",
         help="a cluster sweep's plan before submitting it: job groups, sbatch submissions, "
         "GPU-hours requested and expected",
-        epilog="example: dlperf plan-sweep config/gpu.yaml --defaults config/config.yaml "
-        "--profile profiles/slurm --profile ~/dlperf-site --models results/models",
     )
-    p.add_argument("config", help="the sweep's config file (as given to snakemake --configfile)")
-    p.add_argument("--defaults", help="the config it is merged into (config/config.yaml)")
+    arg.add_sweep_config(
+        p,
+        "the sweep's config file (as given to snakemake --configfile)",
+        "the config it is merged into (config/config.yaml)",
+    )
     p.add_argument(
         "--profile",
         action="append",
@@ -56,7 +57,6 @@ def add_preflight(sub) -> None:
         "preflight",
         help="before measuring: warn when other programs load this machine's CPUs "
         "(their runs would come out disturbed), or wait for it to be quiet",
-        epilog="example: dlperf preflight --wait-quiet 300",
     )
     p.add_argument(
         "--wait-quiet",

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 from dlperf.cli import arguments as arg
+from dlperf.cli.output import deliver
 from dlperf.errors import UsageError
-from dlperf.layout import RESULTS, TIMINGS, WORKFLOW
+from dlperf.layout import RESULTS, TIMINGS, WORKFLOW, archive_digest_of
 
 
 def add_forget_disturbed(sub) -> None:
@@ -80,6 +81,14 @@ def run_archive(args: argparse.Namespace) -> int:
     manifest = archive.create(args.results, config, args.out)
     files = sum(1 for node in manifest["@graph"] if node.get("@type") == "File")
     print(f"{files} files with SHA-256 checksums -> {args.out}")
+    # The manifest proves the members agree with it, not that nobody rewrote both: the
+    # archive's own digest, recorded elsewhere, does (verify-archive --digest).
+    digest = archive.write_digest(args.out)
+    print(
+        f"SHA-256 of the archive: {digest} (also in {archive_digest_of(args.out)}); record it "
+        "elsewhere (a paper, a lab notebook) and check it with "
+        f"`dlperf verify-archive {args.out} --digest {digest}`"
+    )
     return 0
 
 
@@ -91,6 +100,13 @@ def add_verify_archive(sub) -> None:
         action="store_true",
         help="re-run fit, validate and report from the archived timings and compare byte for byte",
     )
+    p.add_argument(
+        "--digest",
+        metavar="SHA256",
+        help="the archive's SHA-256 as `dlperf archive` printed it and you recorded it elsewhere: "
+        "the archive must have exactly this digest (a rewritten archive, manifest included, "
+        "fails here)",
+    )
     p.set_defaults(func=run_verify_archive)
 
 
@@ -98,6 +114,11 @@ def run_verify_archive(args: argparse.Namespace) -> int:
     from dlperf import rerun
     from dlperf.study import archive
 
+    if args.digest is not None:
+        problem = archive.check_digest(args.archive, args.digest)
+        if problem:
+            print(f"{args.archive}: NOT intact ({problem})")
+            return 1
     result = rerun.verify(args.archive) if args.rerun else archive.verify(args.archive)
     for name in result.reproduced:
         print(f"reproduced: {name}")
@@ -106,7 +127,9 @@ def run_verify_archive(args: argparse.Namespace) -> int:
     verdict = "intact" if result.ok else "NOT intact"
     print(
         f"{args.archive}: {verdict} ({result.files} files checked"
-        + (f", {len(result.reproduced)} results reproduced byte for byte)" if args.rerun else ")")
+        + (f", {len(result.reproduced)} results reproduced byte for byte" if args.rerun else "")
+        + (", the archive's SHA-256 is the recorded one" if args.digest is not None else "")
+        + ")"
     )
     return 0 if result.ok else 1
 
@@ -153,22 +176,13 @@ def add_compare(sub) -> None:
         default="generic",
         help="baseline model whose prediction interval the candidate's runs are checked against",
     )
-    p.add_argument(
-        "--format",
-        choices=["markdown", "html"],
-        default="markdown",
-        help="format of the answer (markdown)",
-    )
-    p.add_argument(
-        "--out", type=arg.OUT_FILE, help="write the answer here instead of to standard output"
-    )
+    arg.add_answer_output(p, ["markdown", "html"])
     p.set_defaults(func=run_compare)
 
 
 def run_compare(args: argparse.Namespace) -> int:
     from dlperf.compare.command import compare_studies
     from dlperf.compare.pair import Settings
-    from dlperf.io import atomic_write_text
 
     settings = Settings(
         threshold=args.threshold,
@@ -178,9 +192,5 @@ def run_compare(args: argparse.Namespace) -> int:
         model=args.model_name,
     )
     failed, text = compare_studies(args.studies, settings, args.format)
-    if args.out:
-        atomic_write_text(args.out, text)
-        print(f"{'regression' if failed else 'no regression'} -> {args.out}")
-    else:
-        sys.stdout.write(text)
+    deliver(args.out, text, "regression" if failed else "no regression")
     return 1 if failed else 0

@@ -200,7 +200,8 @@ def answer_table(
         )
     names = candidates(artifact, network, rules)
     if not names:
-        reasons = {n: e.get("reason") for n, e in artifact["networks"][network]["models"].items()}
+        models = artifact["networks"][network]["models"]
+        reasons = "; ".join(f"{name}: {entry.get('reason')}" for name, entry in models.items())
         raise InsufficientData(
             f"no model could be fitted for {network!r}, so there is no answer: {reasons}; "
             "measure more configurations"

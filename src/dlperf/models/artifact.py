@@ -9,6 +9,7 @@ import pandas as pd
 
 import dlperf
 from dlperf.errors import UnknownName
+from dlperf.quoting import listing
 
 from . import MODELS, InsufficientData, ModelUnavailable, make_model, model_from_dict
 from .answer import growth_scores
@@ -19,6 +20,7 @@ from .base import FEATURES, TARGET, PerformanceModel, capabilities_of, iteration
 from .hardware_answer import fit_across_hardware
 from .identifiability import identifiability_block
 from .intervals import DEFAULT_REFITS, bootstrap_interval
+from .series import BASE_NETWORK, as_series
 from .terms import measured_layout
 
 
@@ -155,7 +157,8 @@ def fit_framework(
     """The model artifact of one framework: every model per network, and the across-network
     models (``generic_xnet``) once over all networks; each with ``refits`` bootstrap refits for
     its prediction interval."""
-    selected = points[points["framework"] == framework].reset_index(drop=True)
+    # A network measured on several GPU types or precisions: one series each (as_series).
+    selected = as_series(points[points["framework"] == framework].reset_index(drop=True))
     per_network = {n: s for n, s in models.items() if not _across_networks(n)}
     across = {n: s for n, s in models.items() if _across_networks(n)}
     networks = {}
@@ -171,6 +174,7 @@ def fit_framework(
                 for name, settings in per_network.items()
             },
             "backtest": backtest(group, per_network, seed),
+            **series_of(group),
         }
     artifact = {**_header(framework, seed), "networks": networks}
     # Networks measured on two or more GPU types: the answer across hardware (docs/hardware.md).
@@ -195,6 +199,51 @@ def fit_framework(
     return artifact
 
 
+def series_of(group: pd.DataFrame) -> dict:
+    """A series' network entry says which network, GPU type and precision it is (as_series);
+    empty for a network measured as one series."""
+    first = group.iloc[0]
+    if BASE_NETWORK not in group.columns or first[BASE_NETWORK] == first["network"]:
+        return {}
+    return {
+        "series": {
+            "network": str(first[BASE_NETWORK]),
+            "gpu": str(first["gpu"]) if pd.notna(first["gpu"]) else "",
+            "precision": str(first["precision"]),
+        }
+    }
+
+
+def trained_networks(artifact: dict) -> dict[str, list[str]]:
+    """Each network trained -> the artifact's networks that are its series (itself when it was
+    measured as one series)."""
+    found: dict[str, list[str]] = {}
+    for name, entry in artifact["networks"].items():
+        found.setdefault(entry.get("series", {}).get("network", name), []).append(name)
+    return found
+
+
+def trained_network(artifact: dict, network: str) -> str:
+    """The network trained of ``network``, one of its series or itself."""
+    return artifact["networks"].get(network, {}).get("series", {}).get("network", network)
+
+
+def series_on(artifact: dict, network: str, gpu: str, precision: str, catalogue) -> str | None:
+    """The artifact's series of ``network`` (trained, or one of its series) measured on the
+    catalogue's ``gpu`` at ``precision``; None when that GPU type and precision were not
+    measured as a series of their own."""
+    for name in trained_networks(artifact).get(trained_network(artifact, network), []):
+        series = artifact["networks"][name].get("series")
+        if series is None or series["precision"] != precision or not series["gpu"]:
+            continue
+        try:
+            if catalogue.match(series["gpu"]).name == gpu:
+                return name
+        except UnknownName:
+            continue  # a GPU the catalogue does not know is not the one asked for
+    return None
+
+
 def _across_networks(name: str) -> bool:
     return name in MODELS and capabilities_of(MODELS[name]).across_networks
 
@@ -214,8 +263,8 @@ def model_entry(artifact: dict, network: str, name: str) -> dict:
             available[ALL_NETWORKS] = list(artifact["all_networks"]["models"])
         raise UnknownName(
             f"the artifact for {artifact.get('framework')} has no model {name!r} for network "
-            f"{network!r}; it has {available}. Pick one of those networks and models, or add the "
-            "model to the config's models: and fit again"
+            f"{network!r}; it has {listing(available)}. Pick one of those networks and models, "
+            "or add the model to the config's models: and fit again"
         )
     return entry
 

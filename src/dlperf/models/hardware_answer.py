@@ -26,6 +26,7 @@ from dlperf.hardware import gpu_names, load
 from . import model_from_dict
 from .base import TARGET, InsufficientData, PerformanceModel, capabilities_of, clone
 from .hardware_features import gpu_types, hardware_frame, leave_one_gpu_out
+from .series import base_networks
 
 COMBINATIONS = ("weighted", "best", "equal")
 INTERVAL_SHAPES = ("symmetric", "asymmetric")
@@ -249,7 +250,9 @@ def fit_across_hardware(points: pd.DataFrame, hardware: str | None = None) -> di
         return {}
     named = points[gpu_names(points["gpu"]) != ""]
     blocks: dict[str, dict] = {}
-    for (network, precision), series in named.groupby(["network", "precision"], sort=True):
+    # Across hardware by the network trained: its series per GPU type together (as_series).
+    trained = base_networks(named).rename("network")
+    for (network, precision), series in named.groupby([trained, "precision"], sort=True):
         if series["gpu"].nunique() < 2:
             continue
         series = series.reset_index(drop=True)

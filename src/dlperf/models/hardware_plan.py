@@ -50,13 +50,14 @@ def plan_gpus(
     hardware: str | None = None,
 ) -> pd.DataFrame:
     """One row per GPU type: the fewest GPUs up to ``work["max_procs"]`` (``gpus_per_node`` a
-    node) that train ``work`` (batch_size, data_size, epochs, precision) within the deadline
+    node; only powers of two with ``work["powers_of_two"]``) that train ``work`` (batch_size,
+    data_size, epochs, precision) within the deadline
     (at the interval's upper end with ``safe``), or the fastest when none does, with its cost."""
     catalogue = load(hardware)
     out = []
     for asked in gpus:
         gpu = catalogue.match(asked).name
-        shapes = layouts(work["max_procs"], work["gpus_per_node"])
+        shapes = layouts(work["max_procs"], work["gpus_per_node"], work["powers_of_two"])
         rows = pd.DataFrame(shapes, columns=["nodes", "procs"]).assign(
             batch_size=work["batch_size"],
             data_size=work["data_size"],

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from dlperf.errors import ConfigError
+from dlperf.quoting import listing
 
 from .base import Capabilities, PerformanceModel, iterations, positive_target
 from .hardware_features import check_hardware_columns, hardware_frame, leave_one_gpu_out
@@ -125,7 +126,7 @@ class LattuadaHardwareModel(PerformanceModel):
         if self.features is not None and set(self.features) - set(CANDIDATES):
             raise ConfigError(
                 f"lattuada_hw: features must be among {', '.join(CANDIDATES)}; "
-                f"got {list(self.features)}"
+                f"got {listing(self.features)}"
             )
 
     def refit_params(self) -> dict:

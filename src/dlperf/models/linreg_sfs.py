@@ -27,6 +27,7 @@ from sklearn.linear_model import LinearRegression
 
 from dlperf.errors import ConfigError
 from dlperf.folds import grouped_kfold, n_configurations
+from dlperf.quoting import listing
 
 from .base import (
     Capabilities,
@@ -174,7 +175,7 @@ class LinregSFSModel(PerformanceModel):
         if chosen is not None and (not chosen or set(chosen) - set(CANDIDATES)):
             raise ConfigError(
                 f"linreg_sfs: features must be a non-empty list of {', '.join(CANDIDATES)}; "
-                f"got {list(chosen)}"
+                f"got {listing(chosen)}"
             )
 
     def refit_params(self) -> dict:

@@ -18,12 +18,17 @@ from .prediction import extrapolation_warnings, interval_missing, predict_rows
 DEFAULT_MAX_PROCS = 64
 
 
-def layouts(max_procs: int, gpus_per_node: int) -> list[tuple[int, int]]:
-    """(nodes, procs) with the fewest nodes that hold p workers, evenly spread."""
+def layouts(
+    max_procs: int, gpus_per_node: int, powers_of_two: bool = False
+) -> list[tuple[int, int]]:
+    """(nodes, procs) with the fewest nodes that hold p workers, evenly spread; with
+    ``powers_of_two`` only worker counts 1, 2, 4, 8, ..."""
     if max_procs < 1 or gpus_per_node < 1:
         raise ValueError("the most workers and the GPUs per node must be at least 1")
     out = []
     for p in range(1, max_procs + 1):
+        if powers_of_two and p & (p - 1):
+            continue
         nodes = math.ceil(p / gpus_per_node)
         if p % nodes == 0:
             out.append((nodes, p))
@@ -55,15 +60,18 @@ def plan(
     objective: str = "workers",
     safe: bool = False,
     level: float = DEFAULT_LEVEL,
+    powers_of_two: bool = False,
 ) -> tuple[pd.DataFrame, dict | None]:
     """Every candidate layout with its predicted time and cost, and the chosen one (or None).
     The cost column is named by :func:`cost_unit` (``gpu_hours``, ``cpu_hours`` or
-    ``worker_hours``: workers x hours)."""
+    ``worker_hours``: workers x hours). ``powers_of_two``: only worker counts 1, 2, 4, 8, ..."""
     if objective not in ("workers", "cost"):
         raise ValueError(f"the objective must be 'workers' or 'cost', got {objective!r}")
     if epochs <= 0:
         raise ValueError(f"the number of epochs must be positive, got {epochs}")
-    candidates = pd.DataFrame(layouts(max_procs, gpus_per_node), columns=["nodes", "procs"])
+    candidates = pd.DataFrame(
+        layouts(max_procs, gpus_per_node, powers_of_two), columns=["nodes", "procs"]
+    )
     candidates["batch_size"] = int(batch_size)
     candidates["data_size"] = int(data_size)
     if safe and interval_missing(artifact, network, model_name):

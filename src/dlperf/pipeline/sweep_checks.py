@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from dlperf.durations import parse_duration
@@ -25,6 +25,12 @@ SWEEP_LIMITS = {
     "data_sizes": (MAX_SAMPLES, "samples per epoch"),
 }
 NVIDIA_DEVICE = re.compile(r"nvidia\d+")
+# Fewest timed iterations (I = ceil(d / (p b)), all of one epoch) a configuration should have.
+# One disturbed iteration (a straggler, a pause as long as a step) moves an epoch of I
+# iterations by about 1/I: at 20, by 5 %, the slowdown `dlperf compare` calls a regression;
+# the quartiles of 20 iterations each rest on 5 or more of them; and `dlperf gpu-check` times
+# 20 by default.
+MIN_TIMED_ITERS = 20
 
 
 def _beyond_limits(config: Mapping) -> list[str]:
@@ -84,6 +90,29 @@ def _deadline(config: Mapping) -> list[str]:
 def value_problems(config: Mapping) -> list[str]:
     """Every value of a schema-valid ``config`` that no run could use, one line each."""
     return _beyond_limits(config) + _unplaceable_procs(config) + _deadline(config)
+
+
+def short_epochs(runs: Iterable, minimum: int = MIN_TIMED_ITERS) -> list[str]:
+    """A warning (one line) when configurations among ``runs`` (RunConfigs) time fewer than
+    ``minimum`` iterations per epoch, naming the fewest and the data size that gives every
+    configuration enough; none otherwise."""
+    short = {
+        (r.procs, r.batch_size, r.data_size, r.grad_accum_steps): r.iters_per_epoch
+        for r in runs
+        if r.iters_per_epoch < minimum
+    }
+    if not short:
+        return []
+    total = len({(r.procs, r.batch_size, r.data_size, r.grad_accum_steps) for r in runs})
+    (procs, batch, data, _), fewest = min(short.items(), key=lambda item: (item[1], item[0]))
+    largest = max(p * b * a for p, b, _, a in short)
+    return [
+        f"data_sizes: {len(short)} of {total} configurations time fewer than {minimum} "
+        f"iterations per epoch (fewest: {fewest}, at procs {procs}, batch {batch}, data "
+        f"{data}): one disturbed iteration moves such an epoch's time by over "
+        f"{100 // minimum} %; give data_sizes of at least {minimum * largest} "
+        f"({minimum} x the largest global batch, {largest}), or drop the largest procs x batch"
+    ]
 
 
 def visible_gpus(devices: Path = Path("/dev"), environ: Mapping = os.environ) -> int:

@@ -20,7 +20,7 @@ from .study import Study
 
 # Which protocol's ranking stands for "the model to believe": the first one that ran.
 PROTOCOL_ORDER = ("kfold", "loo_procs", "loo_batch", "extrapolation_procs", "extrapolation_batch")
-VS_BEST_ORDER = {"best": 0, "within_noise": 1, "worse": 2}
+VS_BEST_ORDER = {"best": 0, "not_shown_worse": 1, "worse": 2}
 COMMUNICATION_TERMS = (
     "allreduce_bw",
     "allreduce_lat",
@@ -53,7 +53,7 @@ class Belief:
     mape: float
     mape_lo: float
     mape_hi: float
-    vs_best: str | None  # best | within_noise | worse; None when the summary has no ranking
+    vs_best: str | None  # best | not_shown_worse | worse; None when the summary has no ranking
     noise_ape: float | None  # the measurements' own noise floor, %
     others: int  # other models validated under the same protocol
 

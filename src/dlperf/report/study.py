@@ -12,6 +12,7 @@ import pandas as pd
 from dlperf.io import read_json
 from dlperf.measurements import tables
 from dlperf.models.artifact_check import load_artifact
+from dlperf.models.series import as_series
 from dlperf.study.superseded import count_superseded
 
 PathLike = str | os.PathLike
@@ -70,7 +71,8 @@ class Study:
         return cls(
             timings=timings,
             failures=failures,
-            points=load_all_points(sources),
+            # One series per GPU type and precision of a network, as the fit keeps them.
+            points=as_series(load_all_points(sources)),
             artifacts=artifacts,
             summary=tables.read_csv(summary_csv),
             predictions=held_out,

@@ -34,7 +34,7 @@ def error_table(summary: pd.DataFrame) -> tuple[pd.DataFrame, list[bool]]:
     best = best_rows(summary)
     order = summary.assign(
         _vs=summary.get("vs_best", pd.Series(index=summary.index, dtype=object)).map(
-            {"best": 0, "within_noise": 1, "worse": 2}
+            {"best": 0, "not_shown_worse": 1, "worse": 2}
         )
     )
     ordered = order.sort_values(

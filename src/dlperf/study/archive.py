@@ -10,6 +10,10 @@ from the archived timings, compared byte for byte, is :mod:`dlperf.rerun`'s (it 
 stages, which this module never loads).
 
 Members are streamed in chunks, both ways: a run record of gigabytes never sits in memory.
+
+The manifest only proves that the members agree with it: whoever rewrites a member can rewrite
+the manifest too. The archive's own SHA-256, written beside it (``A.tar.gz.sha256``) and
+recorded elsewhere (a paper, a lab notebook), is what :func:`check_digest` compares.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import tarfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -26,13 +31,14 @@ from pathlib import Path
 from typing import BinaryIO
 
 from dlperf.errors import DlperfError
-from dlperf.io import atomic_path, dumps_json, read_json
+from dlperf.io import atomic_path, atomic_write_text, dumps_json, read_json
 from dlperf.layout import ARCHIVE_CONFIG as CONFIG
 from dlperf.layout import ARCHIVE_MANIFEST as MANIFEST
-from dlperf.layout import RELATIVE, WORKFLOW, external_member
+from dlperf.layout import RELATIVE, WORKFLOW, archive_digest_of, external_member
 from dlperf.study import crate
 from dlperf.study.outputs import Produced, not_the_configs
 
+SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 CHUNK = 1 << 18  # tarfile copies a read a few times over: a small chunk keeps that small
 # The manifest and config.json are read whole; ours are kilobytes, a larger one is not ours.
 MAX_SMALL_MEMBER = 64 << 20
@@ -168,6 +174,42 @@ def create(results: str | os.PathLike, config: dict, out: str | os.PathLike) -> 
                     with open(sources[name], "rb") as fh:
                         _add(tar, name, parts[name][1], fh)
     return manifest
+
+
+def write_digest(path: str | os.PathLike) -> str:
+    """Write the SHA-256 of the archive at ``path`` beside it (``sha256sum`` format, so
+    ``sha256sum -c`` checks it too) and return it."""
+    digest = _hash_file(Path(path))[0]
+    atomic_write_text(archive_digest_of(path), f"{digest}  {Path(path).name}\n")
+    return digest
+
+
+def parse_digest(text: str) -> str:
+    """A SHA-256 as given on the command line (hex, either case), or ArchiveError."""
+    digest = text.strip().lower()
+    if not SHA256_HEX.fullmatch(digest):
+        raise ArchiveError(
+            f"{text!r} is not a SHA-256 digest: give the 64 hexadecimal digits `dlperf archive` "
+            "printed (also in the .sha256 file it wrote beside the archive)"
+        )
+    return digest
+
+
+def check_digest(path: str | os.PathLike, expected: str) -> str | None:
+    """The problem with the archive at ``path`` when its SHA-256 is not ``expected`` (a digest
+    recorded elsewhere when it was written), else None."""
+    expected = parse_digest(expected)
+    try:
+        actual = _hash_file(Path(path))[0]
+    except OSError as exc:
+        raise ArchiveError(f"{path} cannot be read ({exc})") from exc
+    if actual == expected:
+        return None
+    return (
+        f"its SHA-256 is {actual}, not the recorded {expected}: the archive was "
+        "changed or replaced after it was written (its manifest cannot tell, whoever changed "
+        "a member can rewrite it too); use the archive the digest was recorded for"
+    )
 
 
 @dataclass

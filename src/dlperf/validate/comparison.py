@@ -8,7 +8,7 @@ of their MAPEs (model - best) gets a bootstrap interval that resamples the SAME 
 
 - ``best``: the best model of the group (difference 0);
 - ``worse``: the interval of the difference lies above 0;
-- ``within_noise``: the interval includes 0 (or lies below it, which can happen on the common
+- ``not_shown_worse``: the interval includes 0 (or lies below it, which can happen on the common
   points of a model that skipped a fold), or there is no interval (a single common unit), so
   the data do not show the model worse than the best.
 
@@ -82,7 +82,7 @@ def compare_with_best(
         if n_units == 0:
             _note(row, f"no held-out point in common with the best model {best['model']}")
             continue
-        row["vs_best"] = "worse" if np.isfinite(low) and low > 0 else "within_noise"
+        row["vs_best"] = "worse" if np.isfinite(low) and low > 0 else "not_shown_worse"
         if not np.isfinite(low):
             why = "they share one held-out unit" if n_units < 2 else "no bootstrap resamples"
             _note(

@@ -16,6 +16,7 @@ from dlperf.errors import UnknownName
 from dlperf.folds import configuration_groups
 from dlperf.models import MODELS, InsufficientData, ModelUnavailable, capabilities_of, make_model
 from dlperf.models.base import FEATURES, TARGET
+from dlperf.models.series import as_series, base_networks
 
 from .comparison import VS_BEST_COLUMNS, compare_with_best
 from .metrics import METRICS, ape, noise_floor, summarise
@@ -233,20 +234,28 @@ def cross_validate(
             f"unknown validation protocol(s) {', '.join(unknown)}; "
             f"choose from {', '.join(PROTOCOLS)}"
         )
-    selected = points[points["framework"] == framework].reset_index(drop=True)
+    # A network measured on several GPU types or precisions: one series each (as_series),
+    # except for cross_hardware, which holds out each GPU type of the network trained.
+    selected = as_series(points[points["framework"] == framework].reset_index(drop=True))
     models = _with_hardware_models(models, protocols)
     fits = _Fits(seed)
     held_out, summary = [], []
-    for network, group in selected.groupby("network", sort=True):
+    groups = [
+        (network, group, protocol, settings)
+        for protocol, settings in protocols.items()
+        if protocol not in ACROSS_NETWORKS
+        for network, group in selected.groupby(
+            base_networks(selected) if protocol == "cross_hardware" else selected["network"],
+            sort=True,
+        )
+    ]
+    for network, group, protocol, settings in sorted(groups, key=lambda g: g[0]):
         group = group.reset_index(drop=True)
-        for protocol, settings in protocols.items():
-            if protocol in ACROSS_NETWORKS:
-                continue
-            split_plan = plan(group, protocol, settings or {}, seed)
-            base = {"framework": framework, "network": network, "protocol": protocol}
-            frames, rows = _run_group(base, split_plan, group, models, fits, network, n_boot, seed)
-            held_out += frames
-            summary += rows
+        split_plan = plan(group, protocol, settings or {}, seed)
+        base = {"framework": framework, "network": network, "protocol": protocol}
+        frames, rows = _run_group(base, split_plan, group, models, fits, network, n_boot, seed)
+        held_out += frames
+        summary += rows
     if "cross_network" in protocols:
         for network, split_plan in plan_cross_network(selected).items():
             base = {"framework": framework, "network": network, "protocol": "cross_network"}

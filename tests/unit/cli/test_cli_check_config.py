@@ -4,6 +4,7 @@ run: a missing external_timings file, workers or threads beyond the cores, sever
 from __future__ import annotations
 
 import pytest
+import yaml
 from clirun import assert_refused, run
 
 import dlperf.bench.envinfo
@@ -44,3 +45,18 @@ def test_a_missing_external_timings_file_is_refused(tmp_path):
 def test_a_config_a_local_run_can_run_is_valid(tmp_path):
     code, err = run(["check-config", _config(tmp_path, "procs: [1, 2]\n")])
     assert code == 0, err
+
+
+def test_the_gpu_sweep_times_enough_iterations_and_a_short_epoch_is_warned(repo, tmp_path):
+    """config/gpu.yaml times 20 iterations or more in every configuration; at 51200 samples per
+    epoch (its former size) 32 GPUs at batch 256 timed 7, and check-config says so."""
+    gpu, defaults = str(repo / "config" / "gpu.yaml"), str(repo / "config" / "config.yaml")
+    code, err = run(["check-config", gpu, "--defaults", defaults, "--cluster"])
+    assert code == 0 and err == "", err
+    short = tmp_path / "short.yaml"
+    settings = yaml.safe_load((repo / "config" / "gpu.yaml").read_text())
+    short.write_text(yaml.safe_dump({**settings, "data_sizes": [51200]}))
+    code, err = run(["check-config", str(short), "--defaults", defaults, "--cluster"])
+    assert code == 0 and err.count("\n") == 1, err
+    assert "warning: data_sizes: 3 of 18 configurations time fewer than 20" in err
+    assert "fewest: 7, at procs 32, batch 256" in err

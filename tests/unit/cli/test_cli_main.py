@@ -114,3 +114,23 @@ def test_every_option_has_help_and_the_command_an_example(command):
 
         args = build_parser().parse_args(example.split()[1:])
         assert args.command == command
+
+
+def test_an_option_group_several_commands_share_is_declared_once():
+    """The sweep config and its defaults, the hardware of an answer across GPU types, and an
+    answer's format and destination: each declared by its one owner in cli/arguments.py."""
+    from pathlib import Path
+
+    import dlperf.cli
+
+    declared = {
+        path.name: path.read_text(encoding="utf-8")
+        for path in Path(dlperf.cli.__file__).parent.glob("*.py")
+    }
+    for option in ('"--defaults"', '"--format"', 'help=f"with {option}'):
+        owners = [name for name, text in declared.items() if option in text]
+        assert owners == ["arguments.py"], (option, owners)
+    subcommands = build_parser()._subparsers._group_actions[0].choices
+    for command, option in [("predict", "--gpu"), ("plan", "--gpus")]:
+        actions = {a.dest: a for a in subcommands[command]._actions}
+        assert actions["hardware"].help.startswith(f"with {option}: ")

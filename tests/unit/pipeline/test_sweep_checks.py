@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dlperf import config as cfg
-from dlperf.pipeline.sweep_checks import local_machine_problems, visible_gpus
+from dlperf.pipeline.sweep_checks import local_machine_problems, short_epochs, visible_gpus
 
 
 def sweep(**keys):
@@ -87,3 +87,15 @@ def test_visible_gpus_counts_device_files_narrowed_by_cuda_visible_devices(tmp_p
     assert visible_gpus(tmp_path, {"CUDA_VISIBLE_DEVICES": "-1"}) == 0
     assert visible_gpus(tmp_path, {"CUDA_VISIBLE_DEVICES": ""}) == 0
     assert visible_gpus(tmp_path / "absent", {}) == 0
+
+
+def test_short_epochs_are_named_with_the_data_size_that_lengthens_them():
+    config = cfg.validated(
+        sweep(procs=[1, 2, 32], nodes=[1, 4], batch_sizes=[128, 256], data_sizes=[51200])
+    )
+    (warning,) = short_epochs(cfg.run_configs(config))
+    assert warning.startswith("data_sizes: 2 of 6 configurations time fewer than 20 iterations")
+    assert "fewest: 7, at procs 32, batch 256, data 51200" in warning
+    assert "at least 163840 (20 x the largest global batch, 8192)" in warning
+    longer = cfg.validated({**config, "data_sizes": [163840]})
+    assert short_epochs(cfg.run_configs(longer)) == []

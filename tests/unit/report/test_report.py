@@ -257,7 +257,7 @@ def test_the_model_to_believe_ranks_by_vs_best_then_mape():
 
     rows = [
         {"model": "a", "mape": 2.0, "vs_best": "worse"},
-        {"model": "b", "mape": 3.0, "vs_best": "within_noise"},
+        {"model": "b", "mape": 3.0, "vs_best": "not_shown_worse"},
         {"model": "c", "mape": 4.0, "vs_best": "best", "noise_ape": 1.5},
     ]
     belief = model_to_believe(_summary_rows(rows=rows))

@@ -237,7 +237,7 @@ def test_vs_best_marks_one_best_and_a_clearly_worse_model():
     assert (summary["vs_best"] == "best").sum() == 1
     # networkaware is the same model as proportional: a tie, broken by name, and no difference
     assert rows.loc["networkaware", "vs_best"] == "best"
-    assert rows.loc["proportional", "vs_best"] == "within_noise"
+    assert rows.loc["proportional", "vs_best"] == "not_shown_worse"
     assert rows.loc["proportional", "vs_best_diff"] == 0
     assert (
         rows.loc["proportional", "vs_best_diff_lo"]
@@ -265,14 +265,14 @@ def test_vs_best_compares_on_the_points_both_predicted():
     assert rows.loc["proportional", "vs_best"] == "best" or skipping["vs_best"] == "best"
     other = skipping if skipping["vs_best"] != "best" else rows.loc["proportional"]
     assert other["vs_best_diff"] == pytest.approx(0.0, abs=1e-12)
-    assert other["vs_best"] == "within_noise"
+    assert other["vs_best"] == "not_shown_worse"
 
 
 def test_vs_best_without_an_interval_is_not_called_worse():
     models = {"proportional": {}, "scaled": {"factor": 1.5}}
     _, summary = cross_validate(noisy_points(), "pytorch", models, {"kfold": {"k": 3}}, n_boot=0)
     scaled = summary.set_index("model").loc["scaled"]
-    assert scaled["vs_best"] == "within_noise" and np.isnan(scaled["vs_best_diff_lo"])
+    assert scaled["vs_best"] == "not_shown_worse" and np.isnan(scaled["vs_best_diff_lo"])
     assert "not shown worse" in scaled["reason"]
 
 

@@ -68,7 +68,7 @@ def test_vs_best_is_consistent_for_the_real_models(validated):
         best = group[group["vs_best"] == "best"].iloc[0]
         assert best["mape"] == group["mape"].min()
         others = group[group["vs_best"] != "best"]
-        assert set(others["vs_best"]) <= {"within_noise", "worse"}
+        assert set(others["vs_best"]) <= {"not_shown_worse", "worse"}
         worse = others["vs_best"] == "worse"
         assert (others.loc[worse, "vs_best_diff_lo"] > 0).all()
         assert not (others.loc[~worse, "vs_best_diff_lo"] > 0).any()

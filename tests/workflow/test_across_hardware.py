@@ -1,0 +1,72 @@
+"""Across hardware through the real workflow: external timings of two GPU types are fitted by
+the workflow's fit rule, and `dlperf predict --gpu` answers for a third GPU type never measured,
+saying so and how far it reaches."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import yaml
+from snakerun import external_only, snakemake
+
+from gpupoints import gpu_points
+
+pytestmark = pytest.mark.slow
+
+MEASURED = ["V100-SXM2-16GB", "A100-SXM4-80GB"]
+
+
+def predict(model, gpu: str) -> dict:
+    """`dlperf predict --gpu` at 1 and 4 GPUs, batch 32, 6400 samples; its JSON answer."""
+    asked = subprocess.run(
+        [sys.executable, "-m", "dlperf", "predict", "--model", str(model), "--procs", "1", "4",
+         "--batch-size", "32", "--data-size", "6400", "--gpu", gpu, "--precision", "AMP/FP16",
+         "--json"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert asked.returncode == 0, asked.stdout + asked.stderr
+    return json.loads(asked.stdout)
+
+
+def test_a_gpu_not_measured_is_predicted_from_two_measured(workflow_bin, repo, tmp_path):
+    timings = tmp_path / "two-gpus.csv"
+    points = gpu_points(MEASURED)
+    # As NVML names them: the catalogue matches them to its entries.
+    points["gpu"] = points["gpu"].map(lambda g: f"NVIDIA {g}")
+    points.drop(columns=["device"]).to_csv(timings, index=False)
+    config = external_only(
+        timings, models={"ernest": {}}, preflight={"max_disturbed_fraction": 1.0}
+    )
+    path = tmp_path / "hardware.yaml"
+    path.write_text(yaml.safe_dump(config))
+    target = "results/models/pytorch.json"
+    proc = snakemake(workflow_bin, repo, tmp_path, target, configfile=path, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    model = tmp_path / target
+    artifact = json.loads(model.read_text())
+    block = artifact["across_hardware"]["mlp"]["amp_fp16"]
+    assert block["status"] == "ok" and block["gpus"] == sorted(MEASURED)
+
+    answer = predict(model, "NVIDIA H100 80GB HBM3")
+    assert answer["gpu"] == "H100-SXM5-80GB" and answer["precision"] == "amp_fp16"
+    assert "not measured" in answer["said"] and "beyond those of the GPU types" in answer["said"]
+    assert "no interval" in answer["said"]  # two GPU types leave no backtest
+    rows = answer["predictions"]
+    assert [r["procs"] for r in rows] == [1, 4]
+    assert all(r["reach"] > 1 and r["epoch_time_s"] > 0 for r in rows)
+    # The H100 computes faster than both GPU types measured: its single-GPU epoch is faster.
+    measured_fastest = points[(points["procs"] == 1) & (points["batch_size"] == 32)]
+    assert rows[0]["epoch_time_s"] < measured_fastest["epoch_time_s"].min()
+    # A GPU type measured answers from its own series (docs/hardware.md, "Series").
+    own = predict(model, "A100 80GB SXM4")
+    assert own["network"] == "mlp (NVIDIA A100-SXM4-80GB, amp_fp16)" and "measured" in own["said"]
+    # ernest alone, on 9 points: near the A100's own times, far from the V100's.
+    at = points[points["batch_size"] == 32].set_index(["gpu", "procs"])["epoch_time_s"]
+    predicted = np.array([r["epoch_time_s"] for r in own["predictions"]])
+    for gpu, near in (("NVIDIA A100-SXM4-80GB", True), ("NVIDIA V100-SXM2-16GB", False)):
+        error = np.abs(predicted / at.loc[gpu].loc[[1, 4]].to_numpy() - 1)
+        assert (error.max() < 0.2) if near else (error.min() > 0.3), (gpu, error)
