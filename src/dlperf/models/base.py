@@ -10,7 +10,8 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from dlperf.errors import DlperfError
+from dlperf.errors import ConfigError, DlperfError
+from dlperf.quoting import listing
 
 # What a model sees of a measured configuration, and what it predicts.
 FEATURES = ["nodes", "procs", "batch_size", "data_size"]
@@ -177,6 +178,34 @@ class PerformanceModel(ABC):
     def _unfitted(cls, data: dict) -> PerformanceModel:
         """The model an artifact entry was fitted as, before its fitted attributes are set."""
         return cls(**data.get("settings", {}))
+
+
+class SelectingModel(PerformanceModel):
+    """A model that chooses up to ``max_features`` of its ``candidates`` by forward selection. A
+    fixed ``features`` list skips the selection, and refits keep the features a fit chose."""
+
+    candidates: ClassVar[tuple[str, ...]]
+
+    def chosen_features(self) -> list[str] | None:
+        """The fixed feature list as the candidates name them (None: the fit selects)."""
+        return None if self.features is None else list(self.features)
+
+    def check_params(self) -> None:
+        if int(self.max_features) < 1:
+            raise ConfigError(
+                f"{self.name}: max_features must be at least 1, got {self.max_features}; "
+                f"set models: {self.name}: max_features: to 1 or more"
+            )
+        chosen = self.chosen_features()
+        if chosen is not None and (not chosen or set(chosen) - set(self.candidates)):
+            raise ConfigError(
+                f"{self.name}: features must be a non-empty list of "
+                f"{', '.join(self.candidates)}; got {listing(chosen)}"
+            )
+
+    def refit_params(self) -> dict:
+        """Refits keep the features this fit selected, in their order."""
+        return {**self.get_params(), "features": list(self.selected_)}
 
 
 def capabilities_of(model: PerformanceModel | type[PerformanceModel]) -> Capabilities:

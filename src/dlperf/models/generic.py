@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -44,6 +45,7 @@ DEFAULT_LAMBDAS = (0.0, 1e-4, 1e-3, 1e-2)
 SEARCHES = ("projection", "full_de")
 
 
+@dataclass(eq=False, repr=False)
 class GenericModel(PerformanceModel):
     """Fitted attributes (scikit-learn style, set by ``fit`` or ``from_dict``): ``values_``
     (constant per term), ``exponent_``, ``lam_``, ``identification_``, ``inner_cv_mape_``,
@@ -58,27 +60,15 @@ class GenericModel(PerformanceModel):
         has_breakdown=True, has_term_list=True, per_iteration=True, collective_model=True
     )
 
-    def __init__(
-        self,
-        terms: Sequence[str] = DEFAULT_TERMS,
-        lambdas: Sequence[float] = DEFAULT_LAMBDAS,
-        inner_folds: int = 3,
-        exponent_bounds: Sequence[float] = (0.3, 1.5),
-        popsize: int = 12,
-        maxiter: int = 200,
-        tol: float = 1e-7,
-        search: str = "projection",
-        seed: int = 0,
-    ) -> None:
-        self.terms = terms
-        self.lambdas = lambdas
-        self.inner_folds = inner_folds
-        self.exponent_bounds = exponent_bounds
-        self.popsize = popsize
-        self.maxiter = maxiter
-        self.tol = tol
-        self.search = search
-        self.seed = seed
+    terms: Sequence[str] = DEFAULT_TERMS
+    lambdas: Sequence[float] = DEFAULT_LAMBDAS
+    inner_folds: int = 3
+    exponent_bounds: Sequence[float] = (0.3, 1.5)
+    popsize: int = 12
+    maxiter: int = 200
+    tol: float = 1e-7
+    search: str = "projection"
+    seed: int = 0
 
     def check_params(self) -> None:
         unknown = [t for t in self.terms if t not in TERMS]

@@ -15,13 +15,12 @@ through the intercept when fitted per network, as the benchmark does (docs/hardw
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
-from dlperf.errors import ConfigError
-from dlperf.quoting import listing
-
-from .base import Capabilities, PerformanceModel, iterations, positive_target
+from .base import Capabilities, SelectingModel, iterations, positive_target
 from .hardware_features import check_hardware_columns, hardware_frame, leave_one_gpu_out
 
 CANDIDATES = (
@@ -93,7 +92,8 @@ def forward_select(
     return chosen
 
 
-class LattuadaHardwareModel(PerformanceModel):
+@dataclass(eq=False, repr=False)
+class LattuadaHardwareModel(SelectingModel):
     name = "lattuada_hw"
     description = (
         "log-linear regression on forward-selected network, hyper-parameter and hardware "
@@ -101,36 +101,15 @@ class LattuadaHardwareModel(PerformanceModel):
     )
     min_points = 4
     capabilities = Capabilities(per_iteration=True, across_hardware=True)
+    candidates = CANDIDATES
 
-    def __init__(
-        self,
-        max_features: int = 4,
-        tol: float = 1e-3,
-        features: list[str] | None = None,
-        hardware: str | None = None,
-        seed: int = 0,
-    ) -> None:
-        self.max_features = max_features
-        self.tol = tol
-        # A fixed feature list skips the selection (bootstrap refits keep the chosen one).
-        self.features = features
-        # A user's catalogue file (docs/hardware.md); None: the shipped catalogue.
-        self.hardware = hardware
-        self.seed = seed
-
-    def check_params(self) -> None:
-        if int(self.max_features) < 1:
-            raise ConfigError(
-                f"lattuada_hw: max_features must be at least 1, got {self.max_features}"
-            )
-        if self.features is not None and set(self.features) - set(CANDIDATES):
-            raise ConfigError(
-                f"lattuada_hw: features must be among {', '.join(CANDIDATES)}; "
-                f"got {listing(self.features)}"
-            )
-
-    def refit_params(self) -> dict:
-        return {**self.get_params(), "features": list(self.selected_)}
+    max_features: int = 4
+    tol: float = 1e-3
+    # A fixed feature list skips the selection (bootstrap refits keep the chosen one).
+    features: list[str] | None = None
+    # A user's catalogue file (docs/hardware.md); None: the shipped catalogue.
+    hardware: str | None = None
+    seed: int = 0
 
     def fit(self, frame: pd.DataFrame) -> LattuadaHardwareModel:
         self.check_params()

@@ -19,20 +19,19 @@ sides of a split.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import linalg
 from sklearn.linear_model import LinearRegression
 
-from dlperf.errors import ConfigError
 from dlperf.folds import grouped_kfold, n_configurations
-from dlperf.quoting import listing
 
 from .base import (
     Capabilities,
     InsufficientData,
-    PerformanceModel,
+    SelectingModel,
     accumulation_steps,
     iterations,
     positive_target,
@@ -143,44 +142,25 @@ def forward_select(
     return order
 
 
-class LinregSFSModel(PerformanceModel):
+@dataclass(eq=False, repr=False)
+class LinregSFSModel(SelectingModel):
     name = "linreg_sfs"
     description = "linear regression on forward-selected features (1/p, b, d/p, log p, I, I*b, ...)"
     min_points = 4
     # Its candidate features include n and I*[n>1]; it fits across several node counts.
     capabilities = Capabilities()
+    candidates = CANDIDATES
 
-    def __init__(
-        self,
-        max_features: int = 6,
-        tol: float = 1e-3,
-        cv: int = 3,
-        features: list[str] | None = None,
-        seed: int = 0,
-    ) -> None:
-        self.max_features = max_features
-        self.tol = tol
-        self.cv = cv
-        # A fixed feature list skips the selection (bootstrap refits keep the chosen one).
-        self.features = features
-        self.seed = seed
+    max_features: int = 6
+    tol: float = 1e-3
+    cv: int = 3
+    # A fixed feature list skips the selection (bootstrap refits keep the chosen one).
+    features: list[str] | None = None
+    seed: int = 0
 
-    def check_params(self) -> None:
-        if int(self.max_features) < 1:
-            raise ConfigError(
-                f"linreg_sfs: max_features must be at least 1, got {self.max_features}; "
-                "set models: linreg_sfs: max_features: to 1 or more"
-            )
-        chosen = None if self.features is None else current_names(self.features)
-        if chosen is not None and (not chosen or set(chosen) - set(CANDIDATES)):
-            raise ConfigError(
-                f"linreg_sfs: features must be a non-empty list of {', '.join(CANDIDATES)}; "
-                f"got {listing(chosen)}"
-            )
-
-    def refit_params(self) -> dict:
-        """Refits keep the features this fit selected, in their order."""
-        return {**self.get_params(), "features": list(self.selected_)}
+    def chosen_features(self) -> list[str] | None:
+        """Configurations may name features by their former ``I*...`` names."""
+        return None if self.features is None else current_names(self.features)
 
     def fit(self, frame: pd.DataFrame) -> LinregSFSModel:
         self.check_params()

@@ -85,6 +85,7 @@ def target_plan(study) -> pd.DataFrame:
             "precision": precision,
             "max_procs": int(target.get("max_procs") or DEFAULT_MAX_PROCS),
             "gpus_per_node": int(target.get("procs_per_node") or GPUS_PER_NODE),
+            "powers_of_two": False,
         }
         gpus = target.get("gpus") or block["gpus"]
         planned = plan_gpus(block, gpus, {}, work, deadline, hardware=hardware)
