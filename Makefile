@@ -45,6 +45,9 @@ run: setup
 		$(if $(CONFIG),--configfile="$$(realpath "$(CONFIG)")") $(SNAKEMAKE_ARGS)
 	@report="$(STUDY)/results/report/index.html"; \
 	if [ -z "$(DRY_RUN)" ] && [ -f "$$report" ]; then echo "Report: $$(realpath "$$report")"; fi
+	@# Last: exit status 1, saying so, when every benchmark run failed (the report is written).
+	@$(if $(DRY_RUN),true,$(BIN)/python -m dlperf.report.failure_reasons \
+		"$(STUDY)/results/failures.csv" "$(STUDY)/results/timings.csv")
 
 test: setup
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -14,6 +14,7 @@ import yaml
 from dlperf.bench.options import option_problems
 from dlperf.bench.spec import RunConfig, precision_problem
 from dlperf.errors import ConfigError
+from dlperf.io import unopenable
 from dlperf.pipeline import sweep_checks
 from dlperf.quoting import listing, shown
 
@@ -172,6 +173,13 @@ def read_yaml(path: str | Path) -> dict:
             data = yaml.load(fh, Loader=_UniqueKeyLoader) or {}
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist") from None
+    except (IsADirectoryError, PermissionError) as exc:
+        raise ConfigError(f"config file {unopenable(path, exc)}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"config file {path} is not UTF-8 text (byte {exc.start}: {exc.reason}); save it "
+            "as UTF-8"
+        ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)

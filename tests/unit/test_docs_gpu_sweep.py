@@ -18,6 +18,12 @@ def test_the_gpu_sweep_paragraph_names_the_configs_networks():
     assert named == set(config["networks"]), paragraph
 
 
+def test_the_gpu_config_sends_site_settings_to_the_overlay_not_the_tracked_profile():
+    header = (REPO / "config" / "gpu.yaml").read_text().split("\n\n", 1)[0]
+    assert "--profile dlperf-site" in header and "A site overlay" in header
+    assert "edit in profiles/slurm/profile.yaml" not in header
+
+
 def test_the_gpu_sweep_runs_mxnet_the_way_the_docs_say():
     """MXNet's CUDA wheel predates current GPUs: config/gpu.yaml runs it from the container
     image docs/cluster.md names, and the docs give the steps (Apptainer, the image pulled once)."""

@@ -21,7 +21,7 @@ def fake_venv(tmp_path):
         pytest.skip("make is not installed")
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
-    for name in ("dlperf", "snakemake"):
+    for name in ("dlperf", "snakemake", "python"):
         tool = venv / "bin" / name
         tool.write_text(RECORDER.format(name=name))
         tool.chmod(0o755)
@@ -58,6 +58,33 @@ def test_a_dry_run_announces_no_report(fake_venv, tmp_path):
     assert "Report: " not in make_run(fake_venv, study, "SNAKEMAKE_ARGS=-n").stdout
     report.unlink()
     assert "Report: " not in make_run(fake_venv, study).stdout
+
+
+def test_a_study_whose_every_run_failed_ends_with_a_non_zero_status(fake_venv, tmp_path):
+    """make run's last step: dlperf.report.failure_reasons, after the report is announced."""
+    from dlperf.measurements import tables
+
+    study = tmp_path / "s"
+    results = study / "results"
+    (results / "report").mkdir(parents=True)
+    (results / "report" / "index.html").write_text("")
+    (fake_venv / "bin" / "python").write_text(f'#!/bin/sh\nexec {shutil.which("python3")} "$@"\n')
+    pd = pytest.importorskip("pandas")
+    pd.DataFrame(columns=tables.TIMING_COLUMNS).to_csv(results / "timings.csv", index=False)
+    failed = {"framework": "pytorch", "status": "failed", "error": "nodes=2 needs a cluster"}
+    pd.DataFrame([failed]).reindex(columns=tables.FAILURE_COLUMNS).to_csv(
+        results / "failures.csv", index=False
+    )
+    done = make_run(fake_venv, study, f"PYTHONPATH={REPO / 'src'}")
+    assert done.returncode != 0
+    assert "Report: " in done.stdout
+    said = done.stderr.strip().splitlines()[-2]  # then make's own "Error 1"
+    assert "every benchmark run failed" in said and said.endswith("exit status 1")
+    assert make_run(fake_venv, study, "SNAKEMAKE_ARGS=-n").returncode == 0
+    pd.DataFrame([{"framework": "pytorch"}]).reindex(columns=tables.TIMING_COLUMNS).to_csv(
+        results / "timings.csv", index=False
+    )
+    assert make_run(fake_venv, study, f"PYTHONPATH={REPO / 'src'}").returncode == 0
 
 
 def test_a_target_after_a_remembered_config_stays_a_target(fake_venv, tmp_path):

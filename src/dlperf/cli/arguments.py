@@ -86,6 +86,17 @@ OUT_FILE = writable("file")
 OUT_DIR = writable("directory")
 
 
+def check_written(option: str, path: str | None) -> None:
+    """:data:`OUT_FILE`'s check of a file a command will write, made in its handler (before
+    any work): UsageError naming the option."""
+    if path is None:
+        return
+    try:
+        OUT_FILE(path)
+    except argparse.ArgumentTypeError as exc:
+        raise UsageError(f"{option}: {exc}") from None
+
+
 def number(
     low: float, high: float, what: str, high_open: bool = False, low_closed: bool = False
 ) -> Callable[[str], float]:
@@ -230,13 +241,17 @@ def config_options(config_help: str) -> argparse.ArgumentParser:
     return parent
 
 
-def config_of(args: argparse.Namespace) -> dict:
+def config_of(args: argparse.Namespace, sweep: bool = True) -> dict:
     """The workflow configuration a command runs with: the --config file, or the sections the
-    workflow passes inline (--config-json); schema defaults fill the rest."""
+    workflow passes inline (--config-json); schema defaults fill the rest. Without ``sweep``
+    (fit, validate, report: the models and validation sections), a --config file needs no
+    sweep keys either."""
     from dlperf import config as cfg
 
-    if args.config:
+    if args.config and sweep:
         return cfg.load(args.config)
+    if args.config:
+        return cfg.validated(cfg.with_minimal_sweep(cfg.read_yaml(args.config)))
     try:
         sections = json.loads(args.config_json) if args.config_json else {}
     except json.JSONDecodeError as exc:

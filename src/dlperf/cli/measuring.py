@@ -140,11 +140,24 @@ def add_aggregate(sub) -> None:
 def run_aggregate(args: argparse.Namespace) -> int:
     from dlperf import stages
 
+    for option, path in (
+        ("--timings", args.timings),
+        ("--parquet", args.parquet),
+        ("--failures", args.failures),
+    ):
+        arg.check_written(option, path)
     records = list(args.records)
     if args.runs_dir:
+        if not Path(args.runs_dir).is_dir():
+            raise UsageError(
+                f"--runs-dir {args.runs_dir} is not a directory; give a study's results/runs"
+            )
         records += stages.run_records(args.runs_dir)
     if not records:
-        print("dlperf aggregate: no run records given (pass files or --runs-dir)", file=sys.stderr)
+        where = f"below {args.runs_dir}" if args.runs_dir else "given"
+        print(
+            f"dlperf aggregate: no run records {where} (pass files or --runs-dir)", file=sys.stderr
+        )
         return 2
     ok, failed = stages.aggregate(records, args.timings, args.parquet, args.failures)
     print(f"{ok} successful runs -> {args.timings}; {failed} failed -> {args.failures}")

@@ -48,7 +48,7 @@ def add_fit(sub) -> None:
 def run_fit(args: argparse.Namespace) -> int:
     from dlperf import stages
 
-    config = arg.config_of(args)
+    config = arg.config_of(args, sweep=False)
     stages.chosen_frameworks(args.timings, [args.framework])
     if args.max_disturbed is not None:
         stages.check_quiet(args.timings, args.max_disturbed)
@@ -132,7 +132,7 @@ def add_validate(sub) -> None:
 def run_validate(args: argparse.Namespace) -> int:
     from dlperf import stages
 
-    config = arg.config_of(args)
+    config = arg.config_of(args, sweep=False)
     settings = {
         key: value
         for key, value in (

@@ -119,10 +119,16 @@ def _rows(args: argparse.Namespace):
 
 def run_predict(args: argparse.Namespace) -> int:
     from dlperf.cli import answer_tables
+    from dlperf.measurements.tables import mostly_disturbed
     from dlperf.models.answer import ANSWER
     from dlperf.models.answer_explained import answer_warnings
     from dlperf.models.artifact_check import load_artifact, version_warnings
-    from dlperf.models.prediction import extrapolation_warnings, interval_missing, predict_rows
+    from dlperf.models.prediction import (
+        extrapolation_warnings,
+        interval_missing,
+        measured_ranges,
+        predict_rows,
+    )
 
     arg.check_layouts(args.nodes, args.procs)
     artifact = load_artifact(args.model)
@@ -136,6 +142,7 @@ def run_predict(args: argparse.Namespace) -> int:
     table["total_time_s"] = table["epoch_time_s"] * args.epochs
     missing = interval_missing(artifact, network, args.model_name)
     warnings = version_warnings(artifact) + extrapolation_warnings(artifact, network, rows)
+    warnings += mostly_disturbed((measured_ranges(artifact, network) or {}).get("disturbed_share"))
     if args.model_name == ANSWER:
         warnings += answer_warnings(artifact, network, rows)
     if missing:
@@ -230,7 +237,7 @@ def _plan_gpus(args, artifact: dict, network: str, data_size, epochs, deadline) 
         "epochs": epochs,
         "precision": precision,
         "max_procs": args.max_procs or DEFAULT_MAX_PROCS,
-        "gpus_per_node": args.gpus_per_node,
+        "gpus_per_node": _per_node(args, artifact, network),
         "powers_of_two": args.powers_of_two,
     }
     prices = read_prices(args.prices, args.hardware)
@@ -316,7 +323,11 @@ def add_plan(sub) -> None:
         type=arg.duration,
         help="seconds, or with a unit: 90m, 2h, 1d",
     )
-    p.add_argument("--gpus-per-node", type=arg.COUNT, default=8, help="workers a node holds (8)")
+    p.add_argument(
+        "--gpus-per-node",
+        type=arg.COUNT,
+        help="workers a node holds (default: a measured node's GPUs or cores, else 8)",
+    )
     p.add_argument(
         "--max-procs",
         type=arg.WORKERS,
@@ -348,6 +359,19 @@ def add_plan(sub) -> None:
     p.add_argument("--prices", help="with --gpus: YAML of GPU name -> price per GPU-hour")
     arg.add_hardware_options(p, "--gpus")
     p.set_defaults(func=run_plan)
+
+
+# Workers a node holds when neither --gpus-per-node nor the artifact says (a GPU server's 8).
+DEFAULT_PER_NODE = 8
+
+
+def _per_node(args: argparse.Namespace, artifact: dict, network: str) -> int:
+    """--gpus-per-node, else the GPUs or cores of a measured node (the artifact's
+    ``node_capacity``), else :data:`DEFAULT_PER_NODE`."""
+    from dlperf.models.prediction import measured_ranges
+
+    recorded = (measured_ranges(artifact, network) or {}).get("node_capacity")
+    return args.gpus_per_node or recorded or DEFAULT_PER_NODE
 
 
 def _work(args: argparse.Namespace) -> tuple[int, float]:
@@ -391,7 +415,7 @@ def run_plan(args: argparse.Namespace) -> int:
         data_size=data_size,
         epochs=epochs,
         deadline_s=deadline,
-        gpus_per_node=args.gpus_per_node,
+        gpus_per_node=_per_node(args, artifact, network),
         max_procs=max_procs,
         objective=args.objective,
         safe=args.safe,

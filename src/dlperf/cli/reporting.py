@@ -45,7 +45,7 @@ def run_report(args: argparse.Namespace) -> int:
         args.models,
         args.summary,
         args.predictions,
-        arg.config_of(args),
+        arg.config_of(args, sweep=False),
         args.out,
         args.figures,
         args.results,

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from dlperf.cli import arguments as arg
 from dlperf.cli.output import deliver
-from dlperf.layout import WORKFLOW, archive_digest_of
+from dlperf.errors import UsageError
+from dlperf.layout import RESULTS, TIMINGS, WORKFLOW, archive_digest_of
 
 
 def add_forget_disturbed(sub) -> None:
@@ -29,12 +30,30 @@ def add_forget_disturbed(sub) -> None:
 def run_forget_disturbed(args: argparse.Namespace) -> int:
     from dlperf.study.disturbed_runs import forget_disturbed
 
-    records = forget_disturbed(args.timings, args.results, args.out)
+    results = _results_of(args.timings, args.results)
+    records, removed = forget_disturbed(args.timings, results, args.out)
+    before = len(records) - len(removed)
+    earlier = f" ({before} had no record left: removed before)" if before else ""
     print(
-        f"{len(records)} disturbed run(s) kept in {Path(args.results) / 'history'} and removed; "
-        "`make run` (or snakemake) measures exactly them again"
+        f"{len(removed)} disturbed run(s) kept in {Path(results) / 'history'} and removed"
+        f"{earlier}; `make run` (or snakemake) measures exactly them again"
     )
     return 0
+
+
+def _results_of(timings: str, results: str) -> str:
+    """The results folder of the study whose timings table (``.../timings.csv``) is given: the
+    table's own folder when --results was left at its default, else --results, which must
+    then be the same folder (UsageError)."""
+    folder = Path(timings).parent
+    if Path(timings).name != TIMINGS or folder.resolve() == Path(results).resolve():
+        return results
+    if results == RESULTS:
+        return str(folder)
+    raise UsageError(
+        f"--timings {timings} is the table of the study in {folder}, not of --results "
+        f"{results}; give one study's two (--results {folder})"
+    )
 
 
 def add_archive(sub) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from dlperf.errors import InputFileError, UnknownName
+from dlperf.io import unopenable
 
 PRECISION_RATES = ("fp32", "tf32", "fp16", "bf16")
 FIGURE_GROUPS = ("peak_tflops", "memory", "link")
@@ -190,9 +191,19 @@ def load(user_file: str | Path | None = None) -> Catalogue:
     gpus, sources = dict(gpus), dict(sources)
     if user_file is not None:
         path = Path(user_file)
-        if not path.is_file():
-            raise InputFileError(f"hardware file {path} not found; give an existing YAML file")
-        extra, extra_sources = parse(path.read_text(), f"hardware file {path}")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise InputFileError(
+                f"hardware file {path} not found; give an existing YAML file"
+            ) from None
+        except (IsADirectoryError, PermissionError) as exc:
+            raise InputFileError(f"hardware file {unopenable(path, exc)}") from None
+        except UnicodeDecodeError:
+            raise InputFileError(
+                f"hardware file {path} is not UTF-8 text; save it as UTF-8"
+            ) from None
+        extra, extra_sources = parse(text, f"hardware file {path}")
         sources.update(extra_sources)
         gpus.update(extra)
     return Catalogue(gpus, sources)

@@ -8,11 +8,14 @@ import pandas as pd
 
 from dlperf.measurements.tables import (
     ACCUMULATION,
+    FOREIGN_CPU,
     LAYOUT_COLUMNS,
     NETWORK_FEATURES,
     POINT_KEYS,
     SERIES_COLUMNS,
+    disturbed,
     left_out,
+    node_capacity,
 )
 
 
@@ -27,7 +30,18 @@ def with_accumulation(frame: pd.DataFrame) -> pd.DataFrame:
 def to_points(timings: pd.DataFrame) -> pd.DataFrame:
     """One row per measured configuration: median and quartiles of epoch time over repetitions,
     and their spread (``rep_ape``); disturbed runs are left out
-    (:func:`dlperf.measurements.tables.left_out`)."""
+    (:func:`dlperf.measurements.tables.left_out`). ``runs_disturbed`` counts the
+    configuration's disturbed runs, left out or not, of ``runs_measured`` (NaN where the
+    host's load was not measured); ``node_capacity`` is
+    the most workers a node of its runs holds (:func:`dlperf.measurements.tables.node_capacity`)."""
+    measured = (
+        timings[FOREIGN_CPU].notna() if FOREIGN_CPU in timings else pd.Series(False, timings.index)
+    )
+    timings = timings.assign(
+        node_capacity=node_capacity(timings),
+        disturbed_run=disturbed(timings).astype(float).where(measured),  # NaN: not measured
+    )
+    every_run = with_accumulation(timings)
     timings = timings[~left_out(timings)]
     if timings.empty:
         return pd.DataFrame(
@@ -41,6 +55,9 @@ def to_points(timings: pd.DataFrame) -> pd.DataFrame:
                 "samples_per_s",
                 "n_reps",
                 "rep_ape",
+                "node_capacity",
+                "runs_measured",
+                "runs_disturbed",
             ]
         )
     # Rows that do not say (a table written before the column, an external one) did not
@@ -58,8 +75,13 @@ def to_points(timings: pd.DataFrame) -> pd.DataFrame:
         epoch_time_q75_s=("epoch_time_s", lambda s: s.quantile(0.75)),
         samples_per_s=("samples_per_s", "median"),
         n_reps=("epoch_time_s", "size"),
+        node_capacity=("node_capacity", "max"),
         **features,
     ).reset_index()
+    counted = every_run.groupby(keys, sort=True, dropna=False)["disturbed_run"].agg(
+        runs_measured="size", runs_disturbed=lambda flags: flags.sum(min_count=1)
+    )
+    points = points.merge(counted.reset_index(), on=keys, how="left")
     # Spread of the repetitions: mean absolute percentage deviation from their median (NaN with
     # one repetition). Validation reports it as the noise floor a perfect model would score.
     median = grouped["epoch_time_s"].transform("median")

@@ -10,6 +10,7 @@ threshold is the one that flags a run as disturbed (:data:`NOISY_FOREIGN_CPU`).
 from __future__ import annotations
 
 import os
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -85,13 +86,16 @@ def disturbed_share(timings) -> float:
     return float(disturbed(timings).mean()) if len(timings) else 0.0
 
 
-def check_disturbed(timings, max_fraction: float) -> None:
-    """Raise :class:`BusyMachine` when more than ``max_fraction`` of the runs were disturbed."""
+def check_disturbed(timings, max_fraction: float, study: str = ".") -> None:
+    """Raise :class:`BusyMachine` when more than ``max_fraction`` of the runs were disturbed;
+    its commands name the ``study`` directory."""
     share = disturbed_share(timings)
     if share > max_fraction:
+        where = shlex.quote(study)
         raise BusyMachine(
             f"{share:.0%} of the runs were disturbed by other programs (more than "
             f"preflight.max_disturbed_fraction, {max_fraction:.0%}): the machine was busy. "
-            "Measure them again on a quiet machine (snakemake remeasure_disturbed, then make "
-            "run), or raise preflight.max_disturbed_fraction to keep them"
+            f"Measure them again on a quiet machine (snakemake --directory {where} "
+            f"remeasure_disturbed, then make run STUDY={where}), or raise "
+            "preflight.max_disturbed_fraction to keep them"
         )

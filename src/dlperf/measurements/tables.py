@@ -75,6 +75,9 @@ MIB = 2**20
 NOISY_FOREIGN_CPU = 0.10
 #: The column of that share.
 FOREIGN_CPU = "foreign_cpu_fraction"
+# Results from runs more than this share disturbed are not to be quoted (the report marks them,
+# `dlperf predict` warns).
+MOSTLY_DISTURBED = 0.5
 # Optional per-network features carried from the timings into the points when present.
 NETWORK_FEATURES = ["param_count", "flops_per_sample"]
 # How workers shared a node (the generic model's core_share and ps_sync terms); optional:
@@ -261,6 +264,35 @@ def disturbed(timings: pd.DataFrame) -> pd.Series:
     if "foreign_cpu_fraction" not in timings:
         return pd.Series(False, index=timings.index)
     return pd.to_numeric(timings["foreign_cpu_fraction"], errors="coerce") > NOISY_FOREIGN_CPU
+
+
+def mostly_disturbed(share: float | None) -> list[str]:
+    """A warning when more than :data:`MOSTLY_DISTURBED` of the runs behind a result (``share``,
+    as a model artifact records it; None where not measured) were disturbed."""
+    if share is None or share <= MOSTLY_DISTURBED:
+        return []
+    return [
+        f"{share:.0%} of the runs behind these models were disturbed by other programs: not to "
+        "be quoted; re-measure them on a quiet machine (docs/report.md, disturbed runs) and "
+        "fit again"
+    ]
+
+
+def node_capacity(frame: pd.DataFrame) -> pd.Series:
+    """Workers a node of each run holds: its GPUs on cuda runs (``gpu_names``, joined by ";":
+    those the run saw, e.g. the GPUs a Slurm job was given), its cores on other runs
+    (``cores_per_node``, the run record's cores_available); NaN where the run does not say (an
+    external table without those columns)."""
+    nan = pd.Series(float("nan"), index=frame.index)
+    cores = nan
+    if "cores_per_node" in frame:
+        cores = pd.to_numeric(frame["cores_per_node"], errors="coerce")
+    gpus = nan
+    if "gpu_names" in frame:
+        names = frame["gpu_names"].astype(object).where(frame["gpu_names"].notna(), "")
+        gpus = names.astype(str).map(lambda text: text.count(";") + 1 if text else float("nan"))
+    device = frame["device"].astype(str) if "device" in frame else pd.Series("", index=frame.index)
+    return gpus.where(device == "cuda", cores).astype(float)
 
 
 def left_out(timings: pd.DataFrame) -> pd.Series:

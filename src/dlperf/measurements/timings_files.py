@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from dlperf.errors import UsageError
+from dlperf.errors import InputFileError, UsageError
 from dlperf.measurements import tables
 from dlperf.measurements.external import read_external, read_external_runs
 from dlperf.measurements.points import to_points
@@ -53,7 +53,13 @@ def columns_of(path: str | os.PathLike) -> pd.Index:
         "pass a timings table written by `dlperf aggregate` or an external CSV "
         "(docs/external-timings.md)"
     )
-    return tables.read_csv(path, fix, nrows=0).columns
+    columns = tables.read_csv(path, fix, nrows=0).columns
+    with open(path, "rb") as fh:
+        if fh.read(256).lstrip()[:1] in (b"{", b"["):
+            raise InputFileError(
+                f"{path} is JSON (a model artifact or a run record?), not a timings table; {fix}"
+            )
+    return columns
 
 
 def load_points(path: str | os.PathLike) -> pd.DataFrame:

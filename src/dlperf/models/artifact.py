@@ -47,7 +47,7 @@ def fit_one(
     if capabilities_of(model).has_breakdown:
         entry["breakdown"] = breakdown_table(model, points)
     entry["interval"] = bootstrap_interval(model, points, seed, refits)
-    if capabilities_of(model).has_breakdown:
+    if capabilities_of(model).has_term_list:
         # Which terms of the breakdown the refits support (docs/model.md, identifiability).
         entry["identifiability"] = identifiability_block(entry, points)
     return entry
@@ -111,7 +111,32 @@ def measured_levels(points: pd.DataFrame) -> dict:
         "iterations": [int(iterations(points).min()), int(iterations(points).max())],
         # Nothing the answer says runs faster than perfect scaling of this (docs/model.md).
         "best_samples_per_s_per_worker": best_per_worker(points),
+        "node_capacity": recorded_capacity(points),
+        "disturbed_share": disturbed_share(points),
     }
+
+
+def recorded_capacity(points: pd.DataFrame) -> int | None:
+    """The most workers a measured node holds, its GPUs (cuda) or cores (CPU), as the runs
+    recorded them (points' ``node_capacity``); None where they did not (brought-in tables)."""
+    if "node_capacity" in points and points["node_capacity"].notna().any():
+        return int(pd.to_numeric(points["node_capacity"]).max())
+    return None
+
+
+def node_capacity(points: pd.DataFrame) -> int:
+    """:func:`recorded_capacity`, else the most workers per node measured."""
+    recorded = recorded_capacity(points)
+    return recorded if recorded is not None else int((points["procs"] / points["nodes"]).max())
+
+
+def disturbed_share(points: pd.DataFrame) -> float | None:
+    """The share of the runs behind the points that other programs disturbed (None where the
+    timings did not measure it: an external table)."""
+    if "runs_disturbed" not in points or not points["runs_disturbed"].notna().any():
+        return None
+    counted = points["runs_disturbed"].notna()
+    return float(points["runs_disturbed"].sum() / points.loc[counted, "runs_measured"].sum())
 
 
 def best_per_worker(points: pd.DataFrame) -> float:

@@ -84,6 +84,10 @@ class Capabilities:
     min_levels: dict[str, int] = field(default_factory=dict)
     # It says where the time goes: ``term_seconds(rows)`` gives each term's seconds.
     has_breakdown: bool = False
+    # Its artifact entry (and each bootstrap refit's) lists the generic model's terms, each with
+    # its state and scale, and its exponent: which constants the data identify can be told
+    # (dlperf.models.identifiability).
+    has_term_list: bool = False
     # Its communication terms are the cost model of the all-reduce that data-parallel training
     # runs (ring: bandwidth 2 (p-1)/p, latency 2 (p-1); tree: log2 p), not a shape picked to fit
     # the points (USL's contention, Ernest's regressors, selected features, a PMNF search).

@@ -56,7 +56,9 @@ class GenericModel(PerformanceModel):
     min_points = 3
     # Its default communication terms are a ring's and a tree's all-reduce (allreduce_bw,
     # allreduce_lat, internode); ps_sync and sync_linear are there only when configured.
-    capabilities = Capabilities(has_breakdown=True, per_iteration=True, collective_model=True)
+    capabilities = Capabilities(
+        has_breakdown=True, has_term_list=True, per_iteration=True, collective_model=True
+    )
 
     terms: Sequence[str] = DEFAULT_TERMS
     lambdas: Sequence[float] = DEFAULT_LAMBDAS
@@ -272,6 +274,7 @@ class GenericAcrossNetworks(GenericModel):
         uses_network_features=True,
         across_networks=True,
         has_breakdown=True,
+        has_term_list=True,
         per_iteration=True,
         collective_model=True,
     )

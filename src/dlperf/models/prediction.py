@@ -132,6 +132,7 @@ def extrapolation_warnings(artifact: dict, network: str, rows: pd.DataFrame) -> 
             f"{_levels(nodes[nodes > max(measured['nodes'])])} nodes is beyond the measured "
             f"node counts ({_levels(measured['nodes'])})"
         )
+    warnings += _crowded(artifact, network, measured, rows)
     lo, hi = min(measured["batch_size"]), max(measured["batch_size"])
     outside = batch[(batch < lo) | (batch > hi)]
     if outside.size:
@@ -139,3 +140,20 @@ def extrapolation_warnings(artifact: dict, network: str, rows: pd.DataFrame) -> 
             f"batch size {_levels(outside)} is outside the measured range ({lo}..{hi}) per worker"
         )
     return warnings
+
+
+def _crowded(artifact: dict, network: str, measured: dict, rows: pd.DataFrame) -> list[str]:
+    """Rows with more workers on a node than a measured node holds (its GPUs or cores)."""
+    capacity = measured.get("node_capacity")
+    if not capacity:
+        return []
+    per_node = np.ceil(rows["procs"].to_numpy(float) / rows["nodes"].to_numpy(float))
+    crowded = per_node[per_node > capacity]
+    if not crowded.size:
+        return []
+    devices = (artifact.get("networks", {}).get(network) or {}).get("device") or []
+    what = "GPUs" if "cuda" in devices else "cores" if "cpu" in devices else "workers"
+    return [
+        f"{_levels(crowded)} workers per node is more than a measured node had ({capacity} "
+        f"{what}): the workers would share them; ask for more nodes (--nodes)"
+    ]

@@ -16,7 +16,8 @@ from matplotlib.figure import Figure
 from dlperf import figures as rendering
 from dlperf.models.answer import ANSWER
 from dlperf.models.answer_explained import answer_warnings
-from dlperf.models.prediction import prediction_table
+from dlperf.models.artifact import node_capacity
+from dlperf.models.prediction import extrapolation_warnings, prediction_table
 
 from . import figure_data
 from .findings import INTERVAL_LEVEL, Belief
@@ -46,6 +47,8 @@ def answer_at(artifact: dict, network: str, row: dict) -> AnswerAt:
     frame = pd.DataFrame([{k: row[k] for k in ("nodes", "procs", "batch_size", "data_size")}])
     out = prediction_table(artifact, network, ANSWER, frame, INTERVAL_LEVEL).iloc[0]
     info = artifact["networks"][network]
+    layout = _layout(int(frame.iloc[0]["procs"]), int(frame.iloc[0]["nodes"]))
+    leaves = [f"At {layout}, {w}." for w in extrapolation_warnings(artifact, network, frame)]
     return AnswerAt(
         {k: int(frame.iloc[0][k]) for k in frame.columns},
         float(out["epoch_time_s"]),
@@ -54,19 +57,26 @@ def answer_at(artifact: dict, network: str, row: dict) -> AnswerAt:
         float(out["ratio"]),
         str(out["models"]),
         (info.get("answer") or {}).get("why", ""),
-        answer_warnings(artifact, network, frame),
+        leaves + answer_warnings(artifact, network, frame),
     )
+
+
+def _layout(procs: int, nodes: int) -> str:
+    return f"{procs} worker{'s' if procs > 1 else ''} on {nodes} node{'s' if nodes > 1 else ''}"
 
 
 def target_row(points: pd.DataFrame, reference: pd.Series, plan_row: dict | None) -> dict:
     """Where the Summary asks the answer: the planned layout when a target is set, else
-    :data:`DEFAULT_REACH` times the largest measured worker count on the largest measured node
-    count (no default answer on nodes the study never measured, e.g. 4 nodes for a one-node
-    study)."""
+    :data:`DEFAULT_REACH` times the largest measured worker count, on the largest measured node
+    count while its nodes hold them (no more workers on a node than a measured node holds: its
+    GPUs or cores, :func:`dlperf.models.artifact.node_capacity`), else on as many nodes as they
+    need (no default answer on nodes the study never measured when they are not needed, e.g. 4
+    nodes for a one-node study of 8 GPUs)."""
     if plan_row is not None:
         return {k: int(plan_row[k]) for k in ("nodes", "procs", "batch_size", "data_size")}
-    nodes = max(1, int(points["nodes"].max()))
-    procs = nodes * math.ceil(DEFAULT_REACH * int(points["procs"].max()) / nodes)
+    reach = DEFAULT_REACH * int(points["procs"].max())
+    nodes = max(1, int(points["nodes"].max()), math.ceil(reach / node_capacity(points)))
+    procs = nodes * math.ceil(reach / nodes)
     return {
         "nodes": nodes,
         "procs": procs,
@@ -75,9 +85,12 @@ def target_row(points: pd.DataFrame, reference: pd.Series, plan_row: dict | None
     }
 
 
-def answer_line(found: AnswerAt | None, belief: Belief | None, error: str = "") -> tuple[str, str]:
-    """The answer in one plain sentence, and the statistics behind it (the models and their
-    weights, why these, the best validated model against the noise) to fold beneath."""
+def answer_line(
+    found: AnswerAt | None, belief: Belief | None, error: str = "", caveat: str = ""
+) -> tuple[str, str]:
+    """The answer in one plain sentence (after ``caveat``, the mark of runs mostly disturbed),
+    and the statistics behind it (the models and their weights, why these, the best validated
+    model against the noise) to fold beneath."""
     if found is None:
         return (f"no answer: {error}" if error else "no answer: no model could be fitted."), ""
     row = found.row
@@ -86,10 +99,8 @@ def answer_line(found: AnswerAt | None, belief: Belief | None, error: str = "") 
         if found.ratio <= 1
         else f"{found.ratio:.3g}× beyond the largest measured worker or node count"
     )
-    workers = f"{row['procs']} worker{'s' if row['procs'] > 1 else ''}"
-    nodes = f"{row['nodes']} node{'s' if row['nodes'] > 1 else ''}"
     plain = (
-        f"at {workers} on {nodes} (b={row['batch_size']}, "
+        f"{caveat}at {_layout(row['procs'], row['nodes'])} (b={row['batch_size']}, "
         f"d={row['data_size']}; {where}) an epoch takes {found.predicted_s:.3g} s, "
         f"{INTERVAL_LEVEL:.0%} interval {found.lo_s:.3g}–{found.hi_s:.3g} s."
     )
@@ -133,7 +144,7 @@ def answer_figure(
     reach = max(int(target["procs"]), DEFAULT_REACH * top)
     grid = figure_data.prediction_grid(points, batch, data)
     more = np.unique(np.geomspace(max(top, 1), reach, 12).round().astype(int))
-    per_node = max(1, int((points["procs"] / points["nodes"]).max()))
+    per_node = max(1, node_capacity(points))
     extra = pd.DataFrame(
         {"nodes": np.ceil(more / per_node).astype(int), "procs": more, "batch_size": batch}
     )

@@ -2,7 +2,9 @@
 their error, most frequent first. The report's Summary lists them when no run succeeded, and
 the workflow's last line (its ``onsuccess`` handler) names the most frequent one, so a sweep
 whose every run failed ends saying why, not with a list of finished jobs.
-Standard library only: the Snakefile's ``onsuccess`` handler calls it."""
+Standard library only: the Snakefile's ``onsuccess`` handler calls it. ``make run`` runs it
+last (``python -m dlperf.report.failure_reasons FAILURES TIMINGS``): exit status 1 when every
+run failed, so a script can tell."""
 
 from __future__ import annotations
 
@@ -59,3 +61,22 @@ def print_when_all_failed(
     line = all_failed_line(failures_csv, timings_csv)
     if line:
         print(line, file=stream or sys.stderr)
+
+
+def exit_status(
+    failures_csv: str | os.PathLike, timings_csv: str | os.PathLike, stream=None
+) -> int:
+    """1, after saying so in one line, when every run failed; else 0 (``make run``'s last step:
+    the report is written either way)."""
+    line = all_failed_line(failures_csv, timings_csv)
+    if not line:
+        return 0
+    print(
+        "dlperf: every benchmark run failed (the Summary of the report says why): exit status 1",
+        file=stream or sys.stderr,
+    )
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(exit_status(*sys.argv[1:3]))

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dlperf.measurements.tables import disturbed
+from dlperf.measurements.tables import MOSTLY_DISTURBED, disturbed, node_capacity
 
 # A headline speed-up whose runs are more than this share disturbed is marked as such.
-MOSTLY = 0.5
+MOSTLY = MOSTLY_DISTURBED
 
 # Efficiency above this is not parallel speed-up but a sign of a disturbed base run or of
 # workers measured on different hardware (a little above 1 is noise or cache effects).
@@ -102,12 +102,8 @@ def _oversubscribed(timings: pd.DataFrame) -> list[str]:
     if timings.empty:
         return []
     per_node = timings["procs"] / timings["nodes"]
-    cores = pd.to_numeric(timings["cores_per_node"], errors="coerce")
-    # gpu_names: the host's GPUs joined by ";" (empty, or read as NaN, on CPU runs).
-    names = timings["gpu_names"].astype(object).where(timings["gpu_names"].notna(), "")
-    gpus = names.astype(str).map(lambda text: text.count(";") + 1 if text else float("nan"))
     cuda = timings["device"] == "cuda"
-    limit = gpus.where(cuda, cores)
+    limit = node_capacity(timings)
     beyond = per_node > limit
     if not beyond.any():
         return []
@@ -123,14 +119,28 @@ def _oversubscribed(timings: pd.DataFrame) -> list[str]:
 def headline_caveat(scale: Scaling, timings: pd.DataFrame) -> str:
     """What makes the headline speed-up untrustworthy, said first: most of its runs disturbed
     by other programs, an efficiency above 100 %; empty when neither."""
-    said = []
-    flagged = disturbed(timings)
-    if len(timings) and flagged.mean() > MOSTLY:
-        said.append(
-            f"{int(flagged.sum())} of the {len(timings)} runs of this network were disturbed"
-        )
+    share = disturbed_share(timings)
+    said = [share] if share else []
     if scale.efficiency > SUPERLINEAR:
         said.append(f"an efficiency of {scale.efficiency:.0%} is more than the workers can give")
-    if not said:
+    return _not_to_be_quoted(said)
+
+
+def disturbed_caveat(timings: pd.DataFrame) -> str:
+    """The mark of a line (the Summary's answer) resting on runs mostly disturbed; empty when
+    they are not."""
+    share = disturbed_share(timings)
+    return _not_to_be_quoted([share] if share else [])
+
+
+def disturbed_share(timings: pd.DataFrame) -> str:
+    """ "N of the M runs of this network were disturbed" when more than :data:`MOSTLY` were,
+    else empty."""
+    flagged = disturbed(timings)
+    if not len(timings) or flagged.mean() <= MOSTLY:
         return ""
-    return "NOT TO BE QUOTED (" + " and ".join(said) + "; see Warnings): "
+    return f"{int(flagged.sum())} of the {len(timings)} runs of this network were disturbed"
+
+
+def _not_to_be_quoted(said: list[str]) -> str:
+    return "NOT TO BE QUOTED (" + " and ".join(said) + "; see Warnings): " if said else ""

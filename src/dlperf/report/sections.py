@@ -279,14 +279,7 @@ def resources(study: Study) -> list[Section]:
     )
     present = [c for c in RESOURCE_COLUMNS if c in study.timings and study.timings[c].notna().any()]
     if not present:
-        section.blocks.append(
-            paragraph(
-                "No run record of this study carries resource measurements (they were written "
-                "by a dlperf before resource capture).",
-                "muted",
-                "resources-table",
-            )
-        )
+        section.blocks.append(paragraph(_no_resources(study), "muted", "resources-table"))
         return [section]
     keys = ["framework", "network", "nodes", "procs", "batch_size", "data_size"]
     frame = study.timings.groupby(keys, sort=True)[present].median().reset_index()
@@ -294,6 +287,18 @@ def resources(study: Study) -> list[Section]:
     frame = frame.rename(columns=RESOURCE_COLUMNS)
     section.blocks.append(table(frame, left={"framework", "network"}, ident="resources-table"))
     return [section]
+
+
+def _no_resources(study: Study) -> str:
+    """Why the Resources section has no table."""
+    if study.timings.empty and not study.failures.empty:
+        return "No run succeeded, so no resources were measured (see Failed runs)."
+    if study.timings.empty:
+        return "No benchmark run of this study's own (brought-in timings only): no resources."
+    return (
+        "No run record of this study carries resource measurements (they were written by a "
+        "dlperf before resource capture)."
+    )
 
 
 def failures(study: Study) -> list[Section]:

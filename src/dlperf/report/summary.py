@@ -183,7 +183,12 @@ def network_summary(study: Study, framework: str, network: str) -> Section:
         warnings += found.warnings
     lines = [
         ("Scaling", _headline(scales, study.timings_of(framework, network)), ""),
-        ("Answer", *answer_line(found, belief, error)),
+        (
+            "Answer",
+            *answer_line(
+                found, belief, error, scaling.disturbed_caveat(study.timings_of(framework, network))
+            ),
+        ),
         ("Where the time goes", *_where_time_goes(models.get("generic", {}), at)),
         ("Plan", plan_line(answer) if planner else "no fitted model to plan with.", ""),
         (

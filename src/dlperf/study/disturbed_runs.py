@@ -8,9 +8,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from dlperf.errors import UsageError
 from dlperf.io import atomic_write_json, read_json
 from dlperf.layout import StudyLayout, accumulation_suffix
-from dlperf.study.superseded import keep_previous
+from dlperf.study.superseded import keep_previous, kept_copies
 
 
 def disturbed_records(timings_csv: str | os.PathLike, results: str | os.PathLike) -> list[Path]:
@@ -33,16 +34,26 @@ def disturbed_records(timings_csv: str | os.PathLike, results: str | os.PathLike
 
 def forget_disturbed(
     timings_csv: str | os.PathLike, results: str | os.PathLike, out: str | os.PathLike | None
-) -> list[Path]:
-    """Keep each disturbed run's record in the history and remove it; write the list to
-    ``out`` (JSON ``{"records": [...]}``) when given. The records' paths."""
+) -> tuple[list[Path], list[Path]]:
+    """Keep each disturbed run's record in the history and remove it; write the list of every
+    flagged record to ``out`` (JSON ``{"records": [...]}``) when given. (Every flagged record,
+    those removed now: the others were kept and removed before.) UsageError, touching nothing,
+    when no flagged run has a record or a kept copy below ``results``: the table is another
+    study's."""
     records = disturbed_records(timings_csv, results)
+    if records and not any(r.exists() or kept_copies(r) for r in records):
+        raise UsageError(
+            f"none of the {len(records)} disturbed run(s) of {timings_csv} has a record in "
+            f"{results}: the table belongs to another study; pass that study's --results"
+        )
+    removed = []
     for record in records:
         if keep_previous(record) is not None:
             record.unlink()
+            removed.append(record)
     if out is not None:
         atomic_write_json(out, {"records": [str(r) for r in records]})
-    return records
+    return records, removed
 
 
 def listed_records(listing: str | os.PathLike) -> list[str]:

@@ -158,7 +158,10 @@ def restore_for_workflow(results: str, config: Mapping, dry_run: bool) -> None:
         if back:
             print(
                 f"dlperf: a run would restore {len(back)} retired run record(s) the "
-                "configuration asks for again: " + ", ".join(list(back)[:SHOWN]) + _more(back)
+                "configuration asks for again, not measure them (the dry run's job list still "
+                f"counts them as {len(back)} bench jobs): "
+                + ", ".join(list(back)[:SHOWN])
+                + _more(back)
             )
         return
     for relative, path in back.items():

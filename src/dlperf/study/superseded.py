@@ -38,12 +38,21 @@ def history_path(record: str | os.PathLike) -> Path:
     ``results/history/runs/{framework}/{network}/{name}.{content id}.json`` for a record of
     the workflow, ``history/{name}.{content id}.json`` beside any other."""
     record = Path(record)
-    name = f"{record.stem}.{_content_id(record)}{record.suffix}"
+    return _history_folder(record) / f"{record.stem}.{_content_id(record)}{record.suffix}"
+
+
+def kept_copies(record: str | os.PathLike) -> list[Path]:
+    """Every copy of ``record`` kept in the history, whatever its content."""
+    record = Path(record)
+    return sorted(_history_folder(record).glob(f"{record.stem}.*{record.suffix}"))
+
+
+def _history_folder(record: Path) -> Path:
     try:
         runs = _runs_root(record)
     except ValueError:
-        return record.parent / HISTORY / name
-    return runs.parent / HISTORY / RUNS / record.parent.relative_to(runs) / name
+        return record.parent / HISTORY
+    return runs.parent / HISTORY / RUNS / record.parent.relative_to(runs)
 
 
 def keep_previous(record: str | os.PathLike) -> Path | None:

@@ -56,3 +56,20 @@ def test_fit_with_no_model_fitted_exits_1_unless_allowed(tmp_path):
     code, err = run(argv)
     assert code == 1 and "no model could be fitted" in err, err
     assert run([*argv, "--allow-unfitted"])[0] == 0
+
+
+def test_fit_and_validate_take_a_config_of_only_a_models_section(study, tmp_path):
+    """`--config` help says "(models section)": no sweep keys are asked for."""
+    config = tmp_path / "models.yaml"
+    config.write_text("models:\n  usl: {}\n")
+    argv = ["fit", "--timings", study["timings"], "--framework", "pytorch"]
+    code, err = run([*argv, "--config", str(config), "--out", str(tmp_path / "m.json")])
+    assert code == 0, err
+    assert "batch_sizes" not in err
+
+
+def test_aggregate_names_a_runs_dir_that_is_not_there_or_empty(tmp_path):
+    out = ["--timings", str(tmp_path / "t.csv"), "--failures", str(tmp_path / "f.csv")]
+    assert_refused(["aggregate", "--runs-dir", str(tmp_path / "nope"), *out], "is not a directory")
+    code, err = run(["aggregate", "--runs-dir", str(tmp_path), *out])
+    assert code == 2 and f"no run records below {tmp_path}" in err

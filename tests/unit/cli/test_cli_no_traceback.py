@@ -84,3 +84,67 @@ def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, tmp_path):
     monkeypatch.setattr(stages, "combine", interrupted)
     code, err = run(["combine", str(tmp_path / "a.csv"), "--out", str(tmp_path / "b.csv")])
     assert code == 130 and err.count("\n") == 1 and "interrupted" in err, err
+
+
+def _not_utf8(folder):
+    path = folder / "bad.yaml"
+    path.write_bytes(b"frameworks: [pytorch]\n# \xff\xfe\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["check-config", "{tmp}"], ["{tmp} is a directory; name a file in it"]),
+        (["plan-sweep", "{tmp}"], ["{tmp} is a directory"]),
+        (["check-config", "{bad}"], ["is not UTF-8 text", "save it as UTF-8"]),
+    ],
+)
+def test_a_config_that_is_a_directory_or_not_utf8_is_refused(tmp_path, argv, words):
+    bad = _not_utf8(tmp_path)
+    fill = {"tmp": tmp_path, "bad": bad}
+    assert_refused([a.format(**fill) for a in argv], *(w.format(**fill) for w in words))
+
+
+def test_aggregate_into_a_folder_that_cannot_be_written_is_refused(tmp_path, monkeypatch):
+    def never(*args, **kwargs):
+        raise AssertionError("the command started its work")
+
+    monkeypatch.setattr(stages, "aggregate", never)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    ok = str(tmp_path / "f.csv")
+    argv = ["aggregate", "--runs-dir", str(tmp_path)]
+    assert_refused([*argv, "--timings", f"{a_file}/sub/t.csv", "--failures", ok], "--timings")
+    assert_refused([*argv, "--timings", ok, "--failures", f"{a_file}/f.csv"], "--failures")
+
+
+def test_the_hardware_model_alone_fits(tmp_path):
+    """generic_hw has a breakdown but not the generic model's term list: no KeyError 'terms'
+    (fit_one on two GPU types; `dlperf fit` keeps each GPU type a series of its own and says in
+    one line that no model could be fitted per series)."""
+    from dlperf.measurements.external import read_external
+    from dlperf.models.artifact import fit_one
+
+    rows = []
+    for gpu, slower in (("A100-SXM4-40GB", 1.0), ("V100-SXM2-16GB", 2.0)):
+        for procs, batch in ((1, 16), (1, 64), (2, 16), (2, 64), (4, 16), (4, 64)):
+            t_iter = slower * (0.003 + 2e-4 * batch + 0.01 * (procs - 1) / procs)
+            rows.append(f"pytorch,resnet50,{gpu},fp32,{procs},{batch},{t_iter}")
+    timings = tmp_path / "hw.csv"
+    timings.write_text(
+        "framework,network,gpu,precision,procs,batch_size,iter_time_s\n" + "\n".join(rows) + "\n"
+    )
+    entry = fit_one("generic_hw", {}, read_external(timings), seed=0, refits=10)
+    assert entry["status"] == "ok" and "identifiability" not in entry
+    config = tmp_path / "m.yaml"
+    config.write_text("models: {generic_hw: {}}\n")
+    argv = ["fit", "--timings", str(timings), "--framework", "pytorch", "--config", str(config)]
+    code, err = run([*argv, "--out", str(tmp_path / "hw.json")])
+    assert code == 1 and "Traceback" not in err and "no model could be fitted" in err
+
+
+def test_a_model_artifact_given_as_timings_is_named_json(study, tmp_path):
+    argv = ["fit", "--timings", study["model"], "--framework", "pytorch"]
+    argv += ["--out", str(tmp_path / "m.json")]
+    assert_refused(argv, "is JSON (a model artifact or a run record?), not a timings table")

@@ -237,6 +237,21 @@ def test_plan_picks_the_fewest_workers_that_meet_the_deadline(workdir, capsys):
     assert "no layout up to 8 workers meets the deadline" in capsys.readouterr().out
 
 
+def test_plan_puts_as_many_workers_on_a_node_as_a_measured_node_held(workdir, tmp_path, capsys):
+    """On a study of 2-core nodes, 4 workers take 2 nodes; 8 per node without a record."""
+    artifact = json.loads((workdir / "pytorch.json").read_text())
+    args = ["--batch-size", "32", "--data-size", "100000", "--deadline", "1s", "--max-procs", "4"]
+    assert main(["plan", "--model", str(workdir / "pytorch.json"), *args]) == 1
+    assert "the fastest is 4 workers on 1 node(s)" in capsys.readouterr().out
+    artifact["networks"]["resnet18"]["measured"]["node_capacity"] = 2
+    two_cores = tmp_path / "two-cores.json"
+    two_cores.write_text(json.dumps(artifact))
+    assert main(["plan", "--model", str(two_cores), *args]) == 1
+    assert "the fastest is 4 workers on 2 node(s)" in capsys.readouterr().out
+    assert main(["plan", "--model", str(two_cores), *args, "--gpus-per-node", "4"]) == 1
+    assert "the fastest is 4 workers on 1 node(s)" in capsys.readouterr().out
+
+
 def test_plan_keeps_to_powers_of_two_when_asked(workdir, capsys):
     args = ["plan", "--model", str(workdir / "pytorch.json"), "--batch-size", "32"]
     args += ["--data-size", "100000", "--epochs", "3", "--gpus-per-node", "4", "--max-procs", "8"]
@@ -310,6 +325,28 @@ def test_predict_warns_outside_the_measured_ranges(workdir, capsys):
     assert "8 nodes predicted from single-node measurements" in err[1]
     assert main([*args, "--procs", "8", "--data-size", "100000"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_predict_warns_of_disturbed_runs_and_of_more_workers_than_a_node_holds(
+    workdir, tmp_path, capsys
+):
+    artifact = json.loads((workdir / "pytorch.json").read_text())
+    measured = artifact["networks"]["resnet18"]["measured"]
+    # Brought in: neither a node's cores or GPUs nor how busy the host was are known ...
+    assert measured["node_capacity"] is None and measured["disturbed_share"] is None
+    # ... as they are for our own runs: as if measured on 8-core nodes, mostly disturbed.
+    measured.update(node_capacity=8, disturbed_share=0.92)
+    artifact["networks"]["resnet18"]["device"] = ["cpu"]
+    changed = tmp_path / "disturbed.json"
+    changed.write_text(json.dumps(artifact))
+    args = ["predict", "--model", str(changed), "--batch-size", "32", "--data-size", "100000"]
+    assert main([*args, "--procs", "16", "--nodes", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: 16 workers per node is more than a measured node had (8 cores)" in err
+    assert "ask for more nodes (--nodes)" in err
+    assert "warning: 92% of the runs behind these models were disturbed" in err
+    assert main([*args, "--procs", "16", "--nodes", "2"]) == 0
+    assert "per node" not in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -398,6 +435,16 @@ def test_predict_answers_by_default_as_the_report_does(workdir, capsys):
     assert summary.predicted_s == pytest.approx(row["epoch_time_s"])
     assert (summary.lo_s, summary.hi_s) == pytest.approx(
         (row["epoch_time_lo_s"], row["epoch_time_hi_s"])
+    )
+    # The Summary carries the warnings predict gives at the same row.
+    assert any(
+        w.startswith("At 64 workers on 1 node, 64 workers is beyond") for w in summary.warnings
+    )
+    spread = answer_at(
+        artifact, "resnet18", {"nodes": 4, "procs": 32, "batch_size": 32, "data_size": 10000}
+    )
+    assert "At 32 workers on 4 nodes, 4 nodes predicted from single-node measurements" in " ".join(
+        spread.warnings
     )
     # Gradient accumulation: the all-reduce once per 4 micro-batches makes an epoch no slower.
     assert main([*args[:-1], "--grad-accum-steps", "4", "--json"]) == 0

@@ -126,6 +126,11 @@ def test_a_user_file_without_sources_is_refused_in_one_line(tmp_path):
         load(path)
     with pytest.raises(InputFileError, match="not found"):
         load(tmp_path / "absent.yaml")
+    with pytest.raises(InputFileError, match="is a directory; name a file in it"):
+        load(tmp_path)
+    (tmp_path / "latin1.yaml").write_bytes(b"# \xff\n")
+    with pytest.raises(InputFileError, match="not UTF-8 text"):
+        load(tmp_path / "latin1.yaml")
 
 
 def test_precisions_and_their_rates(catalogue):

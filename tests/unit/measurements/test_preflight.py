@@ -76,7 +76,7 @@ def timings_file(tmp_path, foreign):
             "foreign_cpu_fraction": foreign,
         }
     )
-    path = tmp_path / "timings.csv"
+    path = tmp_path / "results" / "timings.csv"  # a study's table: the study is tmp_path
     tables.write_csv(frame, path)
     return path
 
@@ -88,6 +88,8 @@ def test_fit_stops_when_most_runs_were_disturbed(tmp_path, capsys):
     assert code != 0
     err = capsys.readouterr().err
     assert "75% of the runs were disturbed" in err and "remeasure_disturbed" in err
+    study = tmp_path.resolve()
+    assert f"snakemake --directory {study} remeasure_disturbed, then make run STUDY={study})" in err
     assert not (tmp_path / "m.json").exists()
 
 

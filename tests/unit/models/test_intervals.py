@@ -211,6 +211,8 @@ def test_measured_ranges_and_extrapolation_warnings(artifact):
         "batch_size": [16, 32, 64],
         "multi_node": False,
         "iterations": [8, 256],
+        "node_capacity": None,  # the timings do not say a node's cores or GPUs
+        "disturbed_share": None,  # nor how busy the host was
     }
 
     def rows(**kw):

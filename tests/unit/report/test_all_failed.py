@@ -64,3 +64,12 @@ def test_nothing_is_said_when_a_run_succeeded(tmp_path):
     timings.write_text("framework\npytorch\n")
     assert failure_reasons.all_failed_line(failures, timings) == ""
     assert failure_reasons.all_failed_line(tmp_path / "none.csv", timings) == ""
+
+
+def test_the_resources_section_gives_the_true_reason_it_is_empty():
+    from dlperf.report.sections import resources
+
+    (section,) = resources(_study())
+    said = " ".join(str(block) for block in section.blocks)
+    assert "No run succeeded, so no resources were measured (see Failed runs)." in said
+    assert "before resource capture" not in said

@@ -49,14 +49,42 @@ def test_the_header_counts_the_disturbed_runs():
 def test_the_default_answer_stays_on_the_measured_node_count():
     from dlperf.report.answer_summary import target_row
 
-    one_node = pd.DataFrame({"nodes": [1, 1], "procs": [1, 2]})
+    one_node = pd.DataFrame({"nodes": [1, 1], "procs": [1, 2], "node_capacity": [8, 8]})
     at = pd.Series({"batch_size": 32, "data_size": 1024})
     assert target_row(one_node, at, None) == {
         "nodes": 1, "procs": 8, "batch_size": 32, "data_size": 1024
     }  # fmt: skip
-    two_nodes = pd.DataFrame({"nodes": [1, 2], "procs": [1, 6]})
+    two_nodes = pd.DataFrame({"nodes": [1, 2], "procs": [1, 6], "node_capacity": [16, 16]})
     assert target_row(two_nodes, at, None)["nodes"] == 2
     assert target_row(two_nodes, at, None)["procs"] == 24
+
+
+def test_the_default_answer_puts_no_more_workers_on_a_node_than_it_holds():
+    """A 2-core node measured with 1 and 2 workers: 8 workers need 4 such nodes; a table of
+    up to 8 GPUs on a node without their count (brought in): 32 workers on 4 nodes."""
+    from dlperf.report.answer_summary import target_row
+
+    at = pd.Series({"batch_size": 32, "data_size": 1024})
+    two_cores = pd.DataFrame({"nodes": [1, 1], "procs": [1, 2], "node_capacity": [2, 2]})
+    assert target_row(two_cores, at, None) == {
+        "nodes": 4, "procs": 8, "batch_size": 32, "data_size": 1024
+    }  # fmt: skip
+    brought_in = pd.DataFrame({"nodes": [1, 1, 1], "procs": [1, 4, 8]})
+    assert target_row(brought_in, at, None)["nodes"] == 4
+    assert target_row(brought_in, at, None)["procs"] == 32
+
+
+def test_an_answer_on_mostly_disturbed_runs_is_marked():
+    from dlperf.report.answer_summary import AnswerAt, answer_line
+    from dlperf.report.scaling import disturbed_caveat
+
+    found = AnswerAt({"nodes": 1, "procs": 8, "batch_size": 32, "data_size": 1024}, 0.058,
+                     0.04, 0.07, 4.0, "castello", "why", [])  # fmt: skip
+    marked, _ = answer_line(found, None, "", disturbed_caveat(_timings(10, 6)))
+    assert marked.startswith("NOT TO BE QUOTED (6 of the 10 runs of this network were disturbed")
+    assert marked.endswith("an epoch takes 0.058 s, 90% interval 0.04–0.07 s.")
+    clean, _ = answer_line(found, None, "", disturbed_caveat(_timings(10, 5)))
+    assert clean.startswith("at 8 workers on 1 node (b=32")
 
 
 def test_an_external_only_report_does_not_count_zero_runs():

@@ -41,3 +41,15 @@ def test_a_record_outside_a_runs_tree_keeps_its_history_beside_it(tmp_path, reco
     atomic_write_json(path, record_factory())
     kept = history.keep_previous(path)
     assert kept.parent == tmp_path / "history" and kept.read_bytes() == path.read_bytes()
+
+
+def test_a_dry_run_says_the_bench_jobs_it_lists_are_restores(tmp_path, monkeypatch, capsys):
+    from dlperf import config as cfg
+    from dlperf.study import outputs
+
+    back = {f"runs/pytorch/mlp/n1_p1_b8_d64_r{r}.json": tmp_path / str(r) for r in range(4)}
+    monkeypatch.setattr(outputs, "retired_records", lambda results, produced: back)
+    outputs.restore_for_workflow(str(tmp_path), cfg.load("config/config.yaml"), dry_run=True)
+    said = capsys.readouterr().out
+    assert "would restore 4 retired run record(s) the configuration asks for again, not " in said
+    assert "counts them as 4 bench jobs" in said
