@@ -105,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_command(sub)
     for name, command in sub.choices.items():
         command.epilog = f"example: {EXAMPLES[name]}"
+    parser.commands = sub.choices
     return parser
 
 
@@ -114,7 +115,12 @@ def main(argv: list[str] | None = None) -> int:
         # `dlperf` alone: the commands, not "the following arguments are required".
         parser.print_help(sys.stderr)
         return 2
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        # Named by the command they were given to: argparse would say only "dlperf: error".
+        parser.commands[args.command].error(
+            f"unrecognized arguments: {' '.join(unknown)}; see dlperf {args.command} --help"
+        )
     try:
         return args.func(args)
     except USER_ERRORS as exc:

@@ -25,6 +25,9 @@ MAX_DEADLINE_S = 1e10  # three centuries
 class Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line (no usage block), exit status 2."""
 
+    #: The sub-commands' parsers by name (set by the CLI's build_parser).
+    commands: dict[str, argparse.ArgumentParser]
+
     def error(self, message: str) -> None:
         self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
 

@@ -8,7 +8,12 @@ import pandas as pd
 from dlperf.measurements import tables
 
 SHOWN = 6  # runs named; the rest are counted
-REMEASURE = "`dlperf forget-disturbed` then `make run`, or `snakemake remeasure_disturbed`"
+# The study is named by a word, not its path: a report re-run from an archive elsewhere is the
+# same bytes.
+REMEASURE = (
+    "`dlperf forget-disturbed --results STUDY/results` then `make run STUDY=STUDY`, or "
+    "`snakemake --directory STUDY remeasure_disturbed` (STUDY: this study's directory)"
+)
 
 
 def _label(row) -> str:

@@ -93,6 +93,14 @@ def test_every_command_refuses_an_unknown_option_in_one_line(command):
     assert_refused([command, "--no-such-option", "1"])
 
 
+def test_an_unknown_option_after_a_valid_call_names_its_command(tmp_path):
+    """argparse leaves options it does not know to the top parser, which said only "dlperf"."""
+    model = tmp_path / "m.json"
+    argv = ["plan", "--model", str(model), "--batch-size", "8", "--deadline", "2h", "--json"]
+    err = assert_refused(argv, "--json", "dlperf plan --help")
+    assert err.startswith("dlperf plan: error: unrecognized arguments"), err
+
+
 def _commands():
     import argparse
 

@@ -42,7 +42,8 @@ def test_disturbed_runs_are_left_out_of_the_points_where_a_clean_repetition_exis
     assert warning.startswith("3 of 5 runs were disturbed")
     assert "1 of them were left out of the models" in warning
     assert "2 were kept, being all the measurements of their configurations" in warning
-    assert "snakemake remeasure_disturbed" in warning
+    assert "snakemake --directory STUDY remeasure_disturbed" in warning
+    assert "make run STUDY=STUDY" in warning
     assert disturbed.run_warnings(timings(0.01)) == []
 
 
