@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dlperf.errors import ConfigError, UnknownName
 
+from .anchored_hw import AnchoredHardwareModel
 from .base import (
     FEATURES,
     TARGET,
@@ -42,6 +43,7 @@ MODELS: dict[str, type[PerformanceModel]] = {
         LattuadaHardwareModel,
         PowerLawHardwareModel,
         GenericHardwareModel,
+        AnchoredHardwareModel,
     )
 }
 

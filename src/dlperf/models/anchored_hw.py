@@ -1,0 +1,152 @@
+"""A GPU type predicted from the nearest one measured: a power law in the hardware's figures
+whose slopes are learned across the GPU types measured, anchored at each configuration on the
+measured GPU type whose figures lie nearest.
+
+    log(t / (I b)) = a[c] + w . (log R_matrix, log R_vector, log B_memory, log b) + r[c, h]
+
+c is the configuration (precision, workers, nodes), a[c] its intercept, w the slopes fitted by
+least squares within configurations (so the scaling with workers is each configuration's own,
+not a law), and r[c, h] the mean residual at c of the GPU type h measured there whose
+(log R_matrix, log R_vector, log B_memory) lie nearest to the asked GPU's: what the datasheet
+figures miss of a GPU (a consumer card reaching a smaller share of its peak) is borrowed from
+the GPU most like it. A configuration not measured takes the nearest measured one (same
+precision first, then log workers, then nodes): beyond the workers measured, perfect scaling
+from the edge. Measured on Lambda's and CSC's tables in docs/hardware.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .base import Capabilities, PerformanceModel, iterations, positive_target
+from .hardware_features import check_hardware_columns, hardware_frame
+
+SLOPES = ("log matrix", "log vector", "log memory_bw", "log b")
+NEAREST_BY = 3  # the first three slopes' features place a GPU type
+
+
+def slope_features(frame: pd.DataFrame, hardware: str | None) -> np.ndarray:
+    hw = hardware_frame(frame, hardware)
+    return np.log(
+        np.column_stack(
+            [
+                hw["matrix_tflops"].to_numpy(),
+                hw["vector_tflops"].to_numpy(),
+                hw["memory_tbs"].to_numpy(),
+                frame["batch_size"].to_numpy(float),
+            ]
+        )
+    )
+
+
+def configurations(frame: pd.DataFrame) -> list[tuple[str, int, int]]:
+    return list(
+        zip(
+            frame["precision"].astype(str),
+            frame["procs"].astype(int),
+            frame["nodes"].astype(int),
+            strict=True,
+        )
+    )
+
+
+class AnchoredHardwareModel(PerformanceModel):
+    name = "anchored_hw"
+    description = (
+        "power law in the peak rates, memory bandwidth and batch, slopes learned within each "
+        "configuration, anchored on the measured GPU type nearest in its figures"
+    )
+    min_points = 4
+    capabilities = Capabilities(per_iteration=True, across_hardware=True)
+
+    def __init__(self, hardware: str | None = None, seed: int = 0) -> None:
+        # A user's catalogue file (docs/hardware.md); None: the shipped catalogue.
+        self.hardware = hardware
+        self.seed = seed
+
+    def fit(self, frame: pd.DataFrame) -> AnchoredHardwareModel:
+        self.check_enough(frame)
+        check_hardware_columns(frame, self.name, min_gpus=2)
+        per_sample = iterations(frame) * frame["batch_size"].to_numpy(float)
+        log_t = np.log(positive_target(frame, self.name) / per_sample)
+        x = slope_features(frame, self.hardware)
+        keys = np.array([f"{c[0]} | {c[1]} | {c[2]}" for c in configurations(frame)])
+        within = pd.DataFrame(np.column_stack([x, log_t]))
+        centred = (within - within.groupby(keys).transform("mean")).to_numpy()
+        # A batch that never varied within a configuration says nothing of its exponent.
+        usable = np.abs(centred[:, :-1]).max(axis=0) > 1e-12
+        slopes = np.zeros(x.shape[1])
+        if usable.any():
+            slopes[usable] = np.linalg.lstsq(centred[:, :-1][:, usable], centred[:, -1])[0]
+        residual = log_t - x @ slopes
+        gpus = frame["gpu"].astype(str).to_numpy()
+        self.slopes_ = dict(zip(SLOPES, slopes.tolist(), strict=True))
+        self.configurations_ = []
+        for key, (precision, procs, nodes) in sorted(
+            dict(zip(keys, configurations(frame), strict=True)).items()
+        ):
+            at = keys == key
+            intercept = float(residual[at].mean())
+            anchors = {
+                g: float(residual[at & (gpus == g)].mean() - intercept)
+                for g in sorted(set(gpus[at]))
+            }
+            self.configurations_.append(
+                {"precision": precision, "procs": procs, "nodes": nodes}
+                | {"intercept": intercept, "anchors": anchors}
+            )
+        precisions = frame["precision"].astype(str).to_numpy()
+        self.positions_ = {
+            f"{g} | {prec}": x[i, :NEAREST_BY].tolist()
+            for i, (g, prec) in enumerate(zip(gpus, precisions, strict=True))
+        }
+        return self
+
+    def _nearest_configuration(self, precision: str, procs: int, nodes: int) -> dict:
+        return min(
+            self.configurations_,
+            key=lambda c: (
+                c["precision"] != precision,
+                abs(np.log(c["procs"]) - np.log(procs)),
+                abs(c["nodes"] - nodes),
+            ),
+        )
+
+    def _anchor(self, entry: dict, precision: str, position: np.ndarray) -> float:
+        """The residual of the measured GPU type nearest to ``position`` at this configuration."""
+        distance = {
+            g: np.linalg.norm(position - np.asarray(self.positions_[f"{g} | {precision}"]))
+            for g in entry["anchors"]
+            if f"{g} | {precision}" in self.positions_
+        }
+        return entry["anchors"][min(sorted(distance), key=distance.get)] if distance else 0.0
+
+    def predict(self, frame: pd.DataFrame) -> np.ndarray:
+        x = slope_features(frame, self.hardware)
+        log_t = x @ np.array([self.slopes_[s] for s in SLOPES])
+        for i, (precision, procs, nodes) in enumerate(configurations(frame)):
+            entry = self._nearest_configuration(precision, procs, nodes)
+            log_t[i] += entry["intercept"] + self._anchor(entry, precision, x[i, :NEAREST_BY])
+        return iterations(frame) * frame["batch_size"].to_numpy(float) * np.exp(log_t)
+
+    def formula(self) -> str:
+        return (
+            "T = I * b * exp(a[c] + sum_k w_k f_k + r[c, nearest measured GPU]), f_k in "
+            + ", ".join(SLOPES)
+        )
+
+    def to_dict(self) -> dict:
+        return self._entry(
+            slopes=dict(self.slopes_),
+            configurations=[dict(c) for c in self.configurations_],
+            positions={k: list(v) for k, v in self.positions_.items()},
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict) -> AnchoredHardwareModel:
+        model = cls._unfitted(data)
+        model.slopes_ = {s: float(data["slopes"][s]) for s in SLOPES}
+        model.configurations_ = [dict(c) for c in data["configurations"]]
+        model.positions_ = {k: list(v) for k, v in data["positions"].items()}
+        return model
