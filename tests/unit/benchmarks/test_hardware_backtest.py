@@ -40,7 +40,7 @@ def test_every_gpu_type_is_held_out_and_scored():
     found = backtest.run(series.head(16))  # four GPU types
     assert set(found["gpu"]) == set(series.head(16)["gpu"])
     summary = backtest.summarise(found).set_index("model")
-    assert {"answer (weighted)", "lattuada_hw", "generic_hw"} <= set(summary.index)
+    assert {"answer (weighted)", "lattuada_hw", "generic_hw", "anchored_hw"} <= set(summary.index)
     assert summary.loc["generic_hw", "MAPE %"] < 10  # the law is generic_hw's own
     assert np.isfinite(summary.loc["answer (weighted)", "90 % coverage %"])
 
