@@ -57,6 +57,12 @@ def _describe(error: jsonschema.ValidationError) -> str:
 
 def validated(config: dict) -> dict:
     """A copy of ``config`` with defaults filled in; ConfigError naming every problem otherwise."""
+    if "schema_version" in config and isinstance(config.get("networks"), dict):
+        raise ConfigError(
+            "invalid configuration: this file is a model artifact (what `dlperf fit` writes: the "
+            "fitted models of each network), not a config; give a config file in the form of "
+            "config/config.yaml"
+        )
     config = _scalars_as_lists(copy.deepcopy(dict(config)))
     validator = _with_defaults(jsonschema.Draft202012Validator)(schema())
     errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))

@@ -5,6 +5,10 @@ message's wording never re-measures a study."""
 
 from __future__ import annotations
 
+#: The most characters of one value a message quotes: a whole file given where one value was
+#: meant (a model artifact as a config) is cut, not printed in full.
+LONGEST = 160
+
 
 def shown(value: object) -> str:
     """A value a user gave, as a message quotes it: a word in quotes ('jax'), a number as
@@ -14,8 +18,12 @@ def shown(value: object) -> str:
         return repr(value)
     if isinstance(value, dict | list | tuple | set | frozenset):
         inner = listing(value)
-        return "{" + inner + "}" if isinstance(value, dict) else "[" + inner + "]"
-    return str(value)
+        text = "{" + inner + "}" if isinstance(value, dict) else "[" + inner + "]"
+    else:
+        text = str(value)
+    if len(text) > LONGEST:
+        return f"{text[:LONGEST]}... ({len(text) - LONGEST:,} more characters)"
+    return text
 
 
 def listing(values: object) -> str:

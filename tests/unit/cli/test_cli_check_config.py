@@ -60,3 +60,18 @@ def test_the_gpu_sweep_times_enough_iterations_and_a_short_epoch_is_warned(repo,
     assert code == 0 and err.count("\n") == 1, err
     assert "warning: data_sizes: 3 of 18 configurations time fewer than 20" in err
     assert "fewest: 7, at procs 32, batch 256" in err
+
+
+def test_a_model_artifact_given_as_a_config_is_named_in_one_short_line(study):
+    """A fitted artifact (JSON is YAML) was dumped whole into the error, 76 KB on one line."""
+    err = assert_refused(
+        ["check-config", study["model"], "--defaults", "config/config.yaml"], "model artifact"
+    )
+    assert len(err) < 400, err
+
+
+def test_a_long_value_is_quoted_cut(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text(f"procs: {{a: [{', '.join(map(str, range(5000)))}]}}\n")
+    err = assert_refused(["check-config", str(config), "--defaults", "config/config.yaml"])
+    assert "more characters" in err and len(err) < 600, err
