@@ -4,6 +4,7 @@ last lines name the key, the value and the fix."""
 from __future__ import annotations
 
 import os
+import subprocess
 
 import yaml
 from snakerun import snakemake
@@ -49,3 +50,17 @@ def test_sizes_beyond_the_command_lines_limits_and_an_unreadable_deadline_are_re
     text = refused(workflow_bin, repo, tmp_path, config)
     assert "data_sizes: 1000000000000000 is beyond the command line's limit" in text
     assert "report.target.deadline: cannot read the deadline '2 hours'" in text
+
+
+def test_archiving_where_no_study_is_refuses_instead_of_running_the_default_sweep(
+    workflow_bin, repo, tmp_path
+):
+    """A mistyped `snakemake --directory STUDY archive` planned the whole default sweep."""
+    missing = tmp_path / "no-such-study"
+    argv = [str(workflow_bin / "snakemake"), "--snakefile", str(repo / "Snakefile")]
+    argv += ["--directory", str(missing), "--cores", "1", "-n", "archive"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode != 0, text[-3000:]
+    assert "Job stats" not in text
+    assert "no study here (results/config.json is missing): `archive`" in text

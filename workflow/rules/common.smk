@@ -39,6 +39,11 @@ try:
         config, workflow.config_settings.overwrite_config
     )
     config = dlperf.config.validated(config)
+    if dlperf.pipeline.cluster.is_planning_process(workflow):
+        # The targets are known only from the command line while the Snakefile loads.
+        dlperf.study.remembered.check_study_is_there(
+            sys.argv[1:], workflow.config_settings.overwrite_config, LAYOUT.config
+        )
     # Without a config of its own, the run continues the study with the one it remembers.
     config = dlperf.config.validated(
         dlperf.study.remembered.continued(

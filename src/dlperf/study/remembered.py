@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
+from dlperf.errors import ConfigError
 from dlperf.io import read_json
 
 SHOWN_CHARS = 80  # a value longer than this is cut in the list of changes
@@ -54,3 +55,23 @@ def continued(
             file=stream,
         )
     return config
+
+
+#: Targets that act on a study already run: asked for where none is (a mistyped directory),
+#: they would first run the default sweep.
+STUDY_TARGETS = ("archive", "remeasure_disturbed")
+
+
+def check_study_is_there(
+    arguments: Collection[str], overrides: Mapping, remembered_path: str | os.PathLike
+) -> None:
+    """Raise ConfigError when Snakemake's command-line ``arguments`` name a target of
+    :data:`STUDY_TARGETS` in a directory with no study (no remembered config) and no config was
+    given to start one."""
+    asked = [t for t in STUDY_TARGETS if t in arguments]
+    if asked and not overrides and not os.path.exists(remembered_path):
+        raise ConfigError(
+            f"no study here ({remembered_path} is missing): `{asked[0]}` acts on a study already "
+            "run, and would first run the whole default sweep; check --directory (or STUDY=), "
+            "or give --configfile to run a new study"
+        )
