@@ -103,15 +103,13 @@ def check_disturbed(timings, max_fraction: float, study: str = ".") -> None:
         f"{share:.0%} of the runs were disturbed by other programs (more than "
         f"preflight.max_disturbed_fraction, {max_fraction:.0%})"
     )
-    remeasure = (
-        f"snakemake --directory {where} remeasure_disturbed, then make run STUDY={where}"
-    )
+    remeasure = f"snakemake --directory {where} remeasure_disturbed, then make run STUDY={where}"
     if ran_on_slurm(timings):
         raise BusyMachine(
             f"{disturbed}: other jobs shared the Slurm nodes. The timings are kept: raise "
             "preflight.max_disturbed_fraction (1.0 fits every run, noise and all) to fit them "
             "now, or measure them again on whole nodes (cluster.exclusive: true; "
-            f"{remeasure}; docs/cluster.md, \"Shared nodes\")"
+            f'{remeasure}; docs/cluster.md, "Shared nodes")'
         )
     raise BusyMachine(
         f"{disturbed}: the machine was busy. Measure them again on a quiet machine "

@@ -156,7 +156,7 @@ def render(plans: list[LayoutPlan], settings: Mapping, expected: float | None) -
     elif plans:
         lines.append(
             "Nodes: shared with other jobs (cluster.exclusive: false): their load marks runs "
-            "disturbed (docs/cluster.md, \"Shared nodes\")"
+            'disturbed (docs/cluster.md, "Shared nodes")'
         )
     if expected is None:
         lines.append("GPU-hours expected: unknown (no fitted models of this sweep; --models DIR)")
