@@ -62,6 +62,8 @@ def test_profile_is_found_from_the_repository_root(workflow_bin, repo, tmp_path)
     two = next(res for wc, res in jobs.items() if "procs=2," in wc)
     layout = (two["nodes"], two["tasks"], two["tasks_per_node"], two["mpi"], two["gres"])
     assert layout == ("1", "2", "0", "srun", "")
+    # Whole nodes for every benchmark (cluster.exclusive, true by default): sbatch --exclusive.
+    assert {res["slurm_extra"] for res in jobs.values()} == {"--exclusive"}
 
 
 def planned_groups(text: str) -> dict[str, list[str]]:

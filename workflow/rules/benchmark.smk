@@ -1,9 +1,10 @@
 # One job per benchmark configuration: framework x network x nodes x procs x batch x data x repeat.
 # On a cluster each is one scheduler job sized by the configuration (dlperf.pipeline.cluster): nodes,
 # one task per worker, one GPU per worker on cuda, cluster.cpus_per_proc CPUs per task, memory
-# and time limit growing with the attempt; the partition, account and GPU type come from the
-# profile (profiles/slurm). Locally the resources are ignored and the job gets all cores
-# (dlperf.pipeline.cluster.rule_resources, BENCH_RESOURCES in common.smk).
+# and time limit growing with the attempt, whole nodes unless cluster.exclusive is false; the
+# partition, account and GPU type come from the profile (profiles/slurm). Locally the resources
+# are ignored and the job gets all cores (dlperf.pipeline.cluster.rule_resources, BENCH_RESOURCES
+# in common.smk).
 
 
 wildcard_constraints:
@@ -43,6 +44,7 @@ rule bench:
         cpus_per_task=BENCH_RESOURCES["cpus_per_task"],
         mem_mb=BENCH_RESOURCES["mem_mb"],
         runtime=BENCH_RESOURCES["runtime"],
+        slurm_extra=BENCH_RESOURCES["slurm_extra"],
         launch=BENCH_RESOURCES["launch"],
     # Only what the run measures (dlperf.pipeline.bench_params): analysis settings, the seed and paths
     # never re-measure; the environment is an input, compared by its content (the lock).

@@ -86,16 +86,32 @@ def disturbed_share(timings) -> float:
     return float(disturbed(timings).mean()) if len(timings) else 0.0
 
 
+def ran_on_slurm(timings) -> bool:
+    """Whether any run of a timings table ran in a Slurm job (its ``slurm_job_id``)."""
+    return "slurm_job_id" in timings and bool(timings["slurm_job_id"].notna().any())
+
+
 def check_disturbed(timings, max_fraction: float, study: str = ".") -> None:
     """Raise :class:`BusyMachine` when more than ``max_fraction`` of the runs were disturbed;
-    its commands name the ``study`` directory."""
+    its commands name the ``study`` directory. On a cluster, where other jobs on a shared node
+    count as load, it leads with keeping the timings: measuring again costs GPU-hours."""
     share = disturbed_share(timings)
-    if share > max_fraction:
-        where = shlex.quote(study)
+    if share <= max_fraction:
+        return
+    where = shlex.quote(study)
+    disturbed = (
+        f"{share:.0%} of the runs were disturbed by other programs (more than "
+        f"preflight.max_disturbed_fraction, {max_fraction:.0%})"
+    )
+    remeasure = f"snakemake --directory {where} remeasure_disturbed, then make run STUDY={where}"
+    if ran_on_slurm(timings):
         raise BusyMachine(
-            f"{share:.0%} of the runs were disturbed by other programs (more than "
-            f"preflight.max_disturbed_fraction, {max_fraction:.0%}): the machine was busy. "
-            f"Measure them again on a quiet machine (snakemake --directory {where} "
-            f"remeasure_disturbed, then make run STUDY={where}), or raise "
-            "preflight.max_disturbed_fraction to keep them"
+            f"{disturbed}: other jobs shared the Slurm nodes. The timings are kept: raise "
+            "preflight.max_disturbed_fraction (1.0 fits every run, noise and all) to fit them "
+            "now, or measure them again on whole nodes (cluster.exclusive: true; "
+            f'{remeasure}; docs/cluster.md, "Shared nodes")'
         )
+    raise BusyMachine(
+        f"{disturbed}: the machine was busy. Measure them again on a quiet machine "
+        f"({remeasure}), or raise preflight.max_disturbed_fraction to keep them"
+    )

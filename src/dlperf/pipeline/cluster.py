@@ -5,11 +5,14 @@ asks for exactly the nodes, tasks, GPUs, CPUs and memory each configuration uses
 names are those of the Snakemake Slurm executor plugin (2.x), chosen so that it builds
 
     sbatch --nodes=N --ntasks-per-node=P/N --cpus-per-task=C --mem=M -t T [--gres=gpu:P/N]
+           [--exclusive]
 
 for a run of P workers on N nodes (``--ntasks=P`` instead on one node, or one worker a
 node), and the rule then starts one worker per task with
 ``srun`` itself (``dlperf bench --launcher srun``). Cluster-specific settings (partition,
-account, GPU type) are not decided here: they belong in the Slurm profile.
+account, GPU type) are not decided here: they belong in the Slurm profile. Whole nodes
+(``--exclusive``, the plugin's ``slurm_extra``) are asked for unless ``cluster.exclusive`` is
+false: a run is marked disturbed by every process on its host, other users' jobs included.
 
 Traps of the plugin this mapping avoids (plugin 2.8.0):
 
@@ -46,7 +49,11 @@ RESOURCE_NAMES = (
     "cpus_per_task",
     "mem_mb",
     "runtime",
+    "slurm_extra",
 )
+
+#: The sbatch option that asks for whole nodes (``cluster.exclusive``, docs/cluster.md).
+EXCLUSIVE = "--exclusive"
 
 #: Minutes added to the benchmark's own time limit (``timeout_s``) for the job's time
 #: limit: starting the interpreter, importing the framework, writing the record.
@@ -119,6 +126,11 @@ def runtime_minutes(config: Mapping, attempt: int = 1) -> int:
     return _retried(first, attempt, config, "max_runtime_min", "minutes")
 
 
+def exclusive(config: Mapping) -> bool:
+    """Whether benchmark jobs ask for whole nodes: ``cluster.exclusive``, true by default."""
+    return bool((config.get("cluster") or {}).get("exclusive", True))
+
+
 def mem_mb(config: Mapping, procs_per_node: int, attempt: int = 1) -> int:
     """Memory per node in MiB: ``cluster.mem_mb_per_proc`` per worker on the node, times the
     attempt number up to ``cluster.max_mem_mb`` (a job killed for exceeding its memory is
@@ -156,6 +168,7 @@ def bench_resources(
         "cpus_per_task": cpus_per_proc(config),
         "mem_mb": mem_mb(config, per_node, attempt),
         "runtime": runtime_minutes(config, attempt),
+        "slurm_extra": EXCLUSIVE if exclusive(config) else "",
     }
     return resources
 

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from dlperf.bench.spec import RunConfig
-from dlperf.pipeline.cluster import bench_resources
+from dlperf.pipeline.cluster import EXCLUSIVE, bench_resources
 
 #: The profile file Snakemake reads in a profile directory (also accepted: a file's own path).
 PROFILE_FILE = "profile.yaml"
@@ -36,6 +36,7 @@ class LayoutPlan:
     gpus: int  # GPUs a run holds (0 on CPU)
     runtimes_min: tuple[int, ...]  # a run's time limit at each attempt (capped by the site)
     mem_mb: int  # memory a node, first attempt
+    exclusive: bool  # whole nodes (sbatch --exclusive, cluster.exclusive)
 
     @property
     def runtime_min(self) -> int:
@@ -95,6 +96,7 @@ def plan(runs: Sequence[RunConfig], config: Mapping, settings: Mapping) -> list[
                 gpus=procs if config.get("device") == "cuda" else 0,
                 runtimes_min=tuple(int(r["runtime"]) for r in sized),
                 mem_mb=int(sized[0]["mem_mb"]),
+                exclusive=sized[0]["slurm_extra"] == EXCLUSIVE,
             )
         )
     return plans
@@ -149,6 +151,13 @@ def render(plans: list[LayoutPlan], settings: Mapping, expected: float | None) -
         f"GPU-hours requested: {asked:,.0f} (every run to its time limit); at most {worst:,.0f} "
         f"if every run failed and was retried {retries} time(s)",
     ]
+    if any(p.exclusive for p in plans):
+        lines.append("Nodes: requested whole (sbatch --exclusive; cluster.exclusive)")
+    elif plans:
+        lines.append(
+            "Nodes: shared with other jobs (cluster.exclusive: false): their load marks runs "
+            'disturbed (docs/cluster.md, "Shared nodes")'
+        )
     if expected is None:
         lines.append("GPU-hours expected: unknown (no fitted models of this sweep; --models DIR)")
     else:

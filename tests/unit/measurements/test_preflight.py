@@ -93,6 +93,17 @@ def test_fit_stops_when_most_runs_were_disturbed(tmp_path, capsys):
     assert not (tmp_path / "m.json").exists()
 
 
+def test_on_a_cluster_the_stop_leads_with_keeping_the_timings(tmp_path):
+    path = timings_file(tmp_path, [0.5, 0.4, 0.3, 0.01])
+    timings = tables.read_timings(path).assign(slurm_job_id=[101, 101, 102, 102])
+    with pytest.raises(preflight.BusyMachine) as stop:
+        preflight.check_disturbed(timings, 0.5)
+    message = str(stop.value)
+    assert "other jobs shared the Slurm nodes. The timings are kept: raise" in message
+    assert "cluster.exclusive: true" in message and "remeasure_disturbed" in message
+    assert "quiet machine" not in message
+
+
 def test_fit_goes_on_when_few_runs_were_disturbed(tmp_path):
     path = timings_file(tmp_path, [0.5, 0.01, 0.02, 0.01])
     preflight.check_disturbed(tables.read_timings(path), 0.5)  # 25 %: no stop

@@ -189,3 +189,32 @@ def test_a_dry_run_is_known_from_the_command_line():
     assert is_dry_run(["snakemake", "-n"]) and is_dry_run(["snakemake", "-np", "all"])
     assert is_dry_run(["snakemake", "--dry-run"]) and is_dry_run(["snakemake", "--dryrun"])
     assert not is_dry_run(["snakemake", "--cores", "2", "-p", "--configfile", "n.yaml"])
+
+
+def planning(cluster_run: bool):
+    """The Snakemake process that plans a run: with ``--jobs`` (a cluster) or ``--cores``."""
+    nodes = 50 if cluster_run else None
+    return SimpleNamespace(
+        remote_exec=False,
+        subprocess_exec=False,
+        resource_settings=SimpleNamespace(nodes=nodes),
+        executor_plugin=SimpleNamespace(cli_prefix="slurm" if cluster_run else "local"),
+    )
+
+
+def test_benchmark_jobs_ask_for_whole_nodes_by_default():
+    config = sweep(procs=[1, 2])
+    layouts = cfg.run_layouts(config)
+    assert config["cluster"]["exclusive"] is True
+    resources = cluster.rule_resources(config, layouts, planning(cluster_run=True))
+    assert resources["slurm_extra"] == "--exclusive"
+    assert " --exclusive" in sbatch_line(cluster.bench_resources(1, 2, config))
+
+
+def test_a_site_that_forbids_exclusive_nodes_turns_it_off():
+    config = sweep(procs=[1, 2], cluster={"exclusive": False})
+    resources = cluster.rule_resources(config, cfg.run_layouts(config), planning(cluster_run=True))
+    assert resources["slurm_extra"] == ""
+    assert "--exclusive" not in sbatch_line(cluster.bench_resources(1, 2, config))
+    with pytest.raises(cfg.ConfigError, match="exclusive"):
+        cfg.validated({"cluster": {"exclusive": "no"}})

@@ -80,6 +80,7 @@ def test_plan_sweep_prints_the_totals_and_warns_of_a_group_past_the_site_limit(t
     assert "12 benchmarks in 4 sbatch submissions" in out
     assert "GPU-hours requested: 20" in out
     assert "GPU-hours expected: unknown" in out
+    assert "Nodes: requested whole (sbatch --exclusive" in out
     # Retried (2 times in the profile), each benchmark asks for up to 100 min: one a job.
     assert 'set group-components to "bench_n{nodes}_p{procs}=1"' in out
     site = tmp_path / "site.yaml"
@@ -88,6 +89,15 @@ def test_plan_sweep_prints_the_totals_and_warns_of_a_group_past_the_site_limit(t
         main(["plan-sweep", str(path), "--profile", "profiles/slurm", "--profile", str(site)]) == 0
     )
     assert 'set group-components to "bench_n{nodes}_p{procs}=2"' in capsys.readouterr().out
+
+
+def test_plan_sweep_says_when_nodes_are_shared(tmp_path, capsys):
+    path = tmp_path / "gpu.yaml"
+    path.write_text(yaml.safe_dump(GPU | {"cluster": GPU["cluster"] | {"exclusive": False}}))
+    assert main(["plan-sweep", str(path), "--profile", "profiles/slurm"]) == 0
+    out = capsys.readouterr().out
+    assert "Nodes: shared with other jobs (cluster.exclusive: false)" in out
+    assert "--exclusive" not in out
 
 
 def test_the_gpu_sweep_asks_for_what_the_issue_counted(capsys):
