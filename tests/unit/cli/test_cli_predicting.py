@@ -513,6 +513,10 @@ def test_predict_asks_for_a_gpu_never_measured(tmp_path, capsys):
         assert f"dlperf plan: warning: {risk}" in said.err and end in said.err
         (line,) = [x for x in said.out.splitlines() if x.startswith("cheapest: ")]
         assert "x H100-SXM5-80GB" in line and risk in line and end in line
+    # What the reach column means, said under the table.
+    assert "reach: how far the GPU's datasheet figures lie outside the GPU types measured" in (
+        said.out
+    )
     prices.write_text("A10: -1\n")
     code, err = run(plan)
     assert code == 2 and "'A10' needs a price >= 0" in err
