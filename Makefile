@@ -45,7 +45,7 @@ run: setup
 		$(if $(CONFIG),--configfile="$$(realpath "$(CONFIG)")") $(SNAKEMAKE_ARGS)
 	@report="$(STUDY)/results/report/index.html"; \
 	if [ -z "$(DRY_RUN)" ] && [ -f "$$report" ]; then echo "Report: $$(realpath "$$report")"; fi
-	@# Last: exit status 1, saying so, when every benchmark run failed (the report is written).
+	@# Last: exit status 1 (make's 2), saying so, when every benchmark run failed (report written).
 	@$(if $(DRY_RUN),true,$(BIN)/python -m dlperf.report.failure_reasons \
 		"$(STUDY)/results/failures.csv" "$(STUDY)/results/timings.csv")
 

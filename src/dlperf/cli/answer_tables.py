@@ -1,8 +1,8 @@
 """What `dlperf predict` and `plan` print as text: tables a terminal holds. One number format
 per column (thousands written out, never an exponent), times as durations people read
 (:func:`dlperf.durations.readable`), each interval folded into one ``lo-hi`` column, what every
-row shares said once above the table, and at most :data:`MAX_ROWS` layouts. ``--json`` keeps
-the exact seconds."""
+row shares said once above the table, what a ``ratio`` or ``reach`` column means said under it,
+and at most :data:`MAX_ROWS` layouts. ``--json`` keeps the exact seconds."""
 
 from __future__ import annotations
 
@@ -42,6 +42,13 @@ SHARED = {
 }
 #: Shared values not worth saying: the default.
 UNSAID = {"grad_accum_steps": 1}
+
+#: What a column that is no plain quantity means, said in a line under a table that shows it.
+LEGEND = {
+    "ratio": "max(p/P, n/N), P and N the most workers and nodes measured; above 1: extrapolated",
+    "reach": "how far the GPU's datasheet figures lie outside the GPU types measured; above 1: "
+    "extrapolated",
+}
 
 
 def number(value: float) -> str:
@@ -117,7 +124,8 @@ def table_text(
 ) -> tuple[str, str]:
     """``(shared, table)``: what every row has in common (the columns of :data:`SHARED` of one
     value, but those in ``keep``), said once; and the other ``columns`` as a table, each time
-    followed by its interval at ``level`` in one ``lo-hi`` column."""
+    followed by its interval at ``level`` in one ``lo-hi`` column, and a line under it for each
+    column of :data:`LEGEND` shown."""
     shared, cells = [], {}
     for column in columns:
         if column not in frame:
@@ -134,7 +142,8 @@ def table_text(
             cells[f"{HEADERS.get(column, column)} {level:.0%}"] = [
                 span(a, b) for a, b in zip(lo, hi, strict=True)
             ]
-    return ", ".join(shared), _layout(cells)
+    legend = [f"{name}: {LEGEND[name]}" for name in cells if name in LEGEND]
+    return ", ".join(shared), "\n".join([_layout(cells), *legend])
 
 
 def rows_to_show(table: pd.DataFrame, choice: dict | None, limit: int = MAX_ROWS) -> pd.DataFrame:

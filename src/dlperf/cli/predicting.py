@@ -249,15 +249,16 @@ def _plan_gpus(args, artifact: dict, network: str, data_size, epochs, deadline) 
     )
     columns = [c for c in table.columns if not re.search(r"_(lo|hi)_s$", c)]
     print(answer_tables.table_text(table, columns, args.level, keep=("nodes",))[1])
-    choice = cheapest(table)
+    choice = cheapest(table, deadline)
     if choice is None:
         print("no GPU type meets the deadline within --max-procs; raise it or the deadline")
         return 1
     price = "" if choice["cost"] is None else f", cost {answer_tables.number(choice['cost'])}"
+    warn("plan", [choice["risk"]] if choice["risk"] else [])
     print(
         f"cheapest: {int(choice['procs'])} x {choice['gpu']}: "
         f"{readable(choice['total_time_s'])}, {answer_tables.number(choice['gpu_hours'])} "
-        f"GPU-hours{price}"
+        f"GPU-hours{price}" + (f" ({choice['risk']})" if choice["risk"] else "")
     )
     return 0
 

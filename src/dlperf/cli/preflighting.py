@@ -15,7 +15,7 @@ def add_plan_sweep(sub) -> None:
     p = sub.add_parser(
         "plan-sweep",
         help="a cluster sweep's plan before submitting it: job groups, sbatch submissions, "
-        "GPU-hours requested and expected",
+        "GPU-hours requested and expected (CPU core-hours on a CPU sweep)",
     )
     arg.add_sweep_config(
         p,
@@ -26,7 +26,8 @@ def add_plan_sweep(sub) -> None:
         "--profile",
         action="append",
         default=[],
-        help="a Snakemake profile (directory or file) the sweep runs with; repeat it as for "
+        help="a Snakemake profile the sweep runs with: a directory holding profile.yaml, or "
+        "that file; repeat it as for "
         "snakemake, later ones win (default: profiles/slurm)",
     )
     p.add_argument(
@@ -44,7 +45,7 @@ def run_plan_sweep(args: argparse.Namespace) -> int:
     settings = sweep_plan.profile_settings(args.profile or ["profiles/slurm"], cfg.read_yaml)
     runs = cfg.run_configs(config)
     plans = sweep_plan.plan(runs, config, settings)
-    expected = sweep_plan.expected_gpu_hours(runs, config, args.models) if args.models else None
+    expected = sweep_plan.expected_hours(runs, config, args.models) if args.models else None
     print(sweep_plan.render(plans, settings, expected))
     warning = sweep_plan.group_warning(plans, config)
     if warning:

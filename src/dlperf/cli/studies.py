@@ -4,6 +4,7 @@ kept, checked, compared with each other, and their disturbed runs measured again
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
@@ -36,9 +37,18 @@ def run_forget_disturbed(args: argparse.Namespace) -> int:
     earlier = f" ({before} had no record left: removed before)" if before else ""
     print(
         f"{len(removed)} disturbed run(s) kept in {Path(results) / 'history'} and removed"
-        f"{earlier}; `make run` (or snakemake) measures exactly them again"
+        f"{earlier}; {_measure_again(results)} measures exactly them again"
     )
     return 0
+
+
+def _measure_again(results: str) -> str:
+    """The commands that run the study whose results folder is ``results`` (STUDY/results)."""
+    study = Path(results).resolve().parent
+    if study == Path.cwd().resolve():
+        return "`make run` (or `snakemake`)"
+    where = shlex.quote(str(study))
+    return f"`make run STUDY={where}` (or `snakemake --directory {where}`)"
 
 
 def _results_of(timings: str, results: str) -> str:

@@ -40,9 +40,71 @@ def non_finite_field(value: object, path: str) -> str | None:
     return None
 
 
+#: The JSON type of every field of a model entry that a model's ``from_dict``, the interval,
+#: predict, the report or this check reads: one of another type is refused by name, never a
+#: TypeError later. ``NULLABLE`` fields may also be null (no interval, a non-finite MAPE).
+FIELD_TYPES: dict[str, str] = {
+    **dict.fromkeys(("model", "status", "reason", "variant", "formula"), "a string"),
+    **dict.fromkeys(
+        ("intercept", "lambda", "train_mape", "flops_per_sample", "param_count"), "a number"
+    ),
+    "train_points": "an integer",
+    "across_networks": "a boolean",
+    **dict.fromkeys(("constants", "coefficients", "pooled", "exponent", "settings"), "an object"),
+    **dict.fromkeys(
+        ("interval", "inner_cv_mape", "network_features", "identifiability", "hardware"),
+        "an object",
+    ),
+    **dict.fromkeys(
+        ("terms", "procs_lines", "batch_lines", "functions", "selected_features", "breakdown"),
+        "a list",
+    ),
+    "switched_off": "a list",
+}
+NULLABLE = ("interval", "train_mape", "flops_per_sample", "param_count")
+#: The lists whose every item is a JSON object.
+LISTS_OF_OBJECTS = ("terms", "procs_lines", "batch_lines", "functions", "breakdown")
+_JSON_TYPES = {
+    "a string": (str,),
+    "a number": (int, float),
+    "an integer": (int,),
+    "a boolean": (bool,),
+    "an object": (dict,),
+    "a list": (list,),
+}
+_FIX = "; fit again (dlperf fit) or restore the file"
+
+
+def _wrong_type(value: object, kind: str, path: str) -> ArtifactError:
+    return ArtifactError(f"{path} must be {kind}, got {value!r}{_FIX}")
+
+
+def _check_types(entry: dict, path: str) -> None:
+    """Every field the entry's readers read has its JSON type (``FIELD_TYPES``)."""
+    for key, kind in FIELD_TYPES.items():
+        value = entry.get(key)
+        if key not in entry or (key in NULLABLE and value is None):
+            continue
+        if isinstance(value, bool) != (kind == "a boolean") or not isinstance(
+            value, _JSON_TYPES[kind]
+        ):
+            raise _wrong_type(value, kind, f"{path}.{key}")
+    for key in LISTS_OF_OBJECTS:
+        for i, item in enumerate(entry.get(key) or []):
+            if not isinstance(item, dict):
+                raise _wrong_type(item, "an object", f"{path}.{key}[{i}]")
+    interval = entry.get("interval") or {}
+    for key in ("refits", "relative_residuals"):
+        if not isinstance(interval.get(key, []), list):
+            raise _wrong_type(interval[key], "a list", f"{path}.interval.{key}")
+    for i, value in enumerate(interval.get("relative_residuals", [])):
+        _require_number(value, f"{path}.interval.relative_residuals[{i}]")
+
+
 def _check_model_entry(name: str, entry: object, path: str) -> None:
     if not isinstance(entry, dict):
         raise ArtifactError(f"{path} is not a model entry (a JSON object)")
+    _check_types(entry, path)
     if name not in MODELS:
         raise ArtifactError(
             f"{path} names an unknown model {name!r}; this dlperf knows {', '.join(MODELS)}"
@@ -50,7 +112,7 @@ def _check_model_entry(name: str, entry: object, path: str) -> None:
     if entry.get("status", "ok") == "ok" and entry.get("model") != name:
         raise ArtifactError(f"{path}.model is {entry.get('model')!r}, expected {name!r}")
     for i, term in enumerate(entry.get("terms") or []):
-        term_name = term.get("name") if isinstance(term, dict) else None
+        term_name = term.get("name")
         if term_name not in TERMS:
             raise ArtifactError(
                 f"{path}.terms[{i}].name is {term_name!r}, not a term of the generic model "
@@ -61,6 +123,7 @@ def _check_model_entry(name: str, entry: object, path: str) -> None:
         raise ArtifactError(found)
     _check_constants(entry, path)
     _check_generic_terms(entry, path)
+    _check_loads(name, entry, path)
     for i, refit in enumerate((entry.get("interval") or {}).get("refits") or []):
         _check_model_entry(name, refit, f"{path}.interval.refits[{i}]")
 
@@ -71,7 +134,7 @@ def _is_number(value: object) -> bool:
 
 def _require_number(value: object, path: str) -> None:
     if not _is_number(value):
-        raise ArtifactError(f"{path} is {value!r}, not a number")
+        raise ArtifactError(f"{path} is {value!r}, not a number{_FIX}")
 
 
 def _check_constants(entry: dict, path: str) -> None:
@@ -90,7 +153,9 @@ def _check_generic_terms(entry: dict, path: str) -> None:
     configured = (entry.get("settings") or {}).get("terms")
     if not isinstance(terms, list) or configured is None:
         return
-    named = [t.get("name") for t in terms if isinstance(t, dict)]
+    if not isinstance(configured, list):
+        raise _wrong_type(configured, "a list", f"{path}.settings.terms")
+    named = [t.get("name") for t in terms]
     if named != list(configured):
         gone = sorted(set(configured) - set(named))
         added = sorted(set(named) - set(configured))
@@ -130,6 +195,8 @@ def _check_loads(name: str, entry: dict, path: str) -> None:
         raise ArtifactError(
             f"{path}.{exc.args[0]} is missing; fit the models again with `dlperf fit`"
         ) from None
+    except (TypeError, ValueError, AttributeError) as exc:  # a field inside of the wrong type
+        raise ArtifactError(f"{path} cannot be read ({exc}){_FIX}") from None
 
 
 def check_artifact(artifact: object, source: str) -> dict:
@@ -153,7 +220,6 @@ def check_artifact(artifact: object, source: str) -> dict:
                 raise ArtifactError(f"{path}.models is missing or not a JSON object")
             for name, entry in models.items():
                 _check_model_entry(name, entry, f"{path}.models.{name}")
-                _check_loads(name, entry, f"{path}.models.{name}")
     except ArtifactError as exc:
         raise ArtifactError(f"{source}: {exc}") from None
     return artifact

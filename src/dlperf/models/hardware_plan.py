@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from dlperf.durations import readable
 from dlperf.errors import InputFileError
 from dlperf.hardware import load
 
@@ -91,10 +92,35 @@ def plan_gpus(
     return pd.DataFrame(out)
 
 
-def cheapest(table: pd.DataFrame) -> pd.Series | None:
-    """The row that meets the deadline at the lowest cost (fewest GPU-hours without prices)."""
+def cheapest(table: pd.DataFrame, deadline_s: float) -> pd.Series | None:
+    """The row that meets the deadline at the lowest cost (fewest GPU-hours without prices),
+    with its ``risk``: :func:`extrapolation_risk`'s line, or None."""
     meeting = table[table["meets_deadline"]]
     if meeting.empty:
         return None
     key = "cost" if meeting["cost"].notna().all() else "gpu_hours"
-    return meeting.loc[meeting[key].astype(float).idxmin()]
+    choice = meeting.loc[meeting[key].astype(float).idxmin()].copy()
+    choice["risk"] = extrapolation_risk(choice, deadline_s)
+    return choice
+
+
+def extrapolation_risk(choice: pd.Series, deadline_s: float) -> str | None:
+    """For a choice on a GPU type never measured: that its answer is an extrapolation, how far
+    (its reach), and whether it still meets the deadline at its interval's upper end (what
+    ``--safe`` plans on); None for a GPU type measured."""
+    if choice["measured"]:
+        return None
+    upper = choice["total_time_hi_s"]
+    if upper is None or not math.isfinite(upper):
+        at_upper = "it has no interval to judge the risk by"
+    elif upper <= deadline_s:
+        at_upper = f"it meets the deadline even at its interval's upper end ({readable(upper)})"
+    else:
+        at_upper = (
+            f"at its interval's upper end ({readable(upper)}) it misses the deadline; "
+            "--safe plans for that end"
+        )
+    return (
+        f"{choice['gpu']} was not measured: its answer is an extrapolation to a GPU type whose "
+        f"figures lie up to {choice['reach']:.2g}x beyond those measured; {at_upper}"
+    )

@@ -3,8 +3,8 @@ their error, most frequent first. The report's Summary lists them when no run su
 the workflow's last line (its ``onsuccess`` handler) names the most frequent one, so a sweep
 whose every run failed ends saying why, not with a list of finished jobs.
 Standard library only: the Snakefile's ``onsuccess`` handler calls it. ``make run`` runs it
-last (``python -m dlperf.report.failure_reasons FAILURES TIMINGS``): exit status 1 when every
-run failed, so a script can tell."""
+last (``python -m dlperf.report.failure_reasons FAILURES TIMINGS``): exit status 1 (make's 2)
+when every run failed, so a script can tell."""
 
 from __future__ import annotations
 
@@ -72,7 +72,8 @@ def exit_status(
     if not line:
         return 0
     print(
-        "dlperf: every benchmark run failed (the Summary of the report says why): exit status 1",
+        "dlperf: every benchmark run failed (the Summary of the report says why): this step "
+        "exits 1, so `make run` exits 2 (make's status for a failed step)",
         file=stream or sys.stderr,
     )
     return 1

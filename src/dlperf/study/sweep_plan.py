@@ -1,5 +1,6 @@
 """A cluster sweep's plan before anything is submitted: its job groups, the number of ``sbatch``
-submissions and the GPU-hours it asks for (``dlperf plan-sweep``).
+submissions and the GPU-hours it asks for (``dlperf plan-sweep``); on a CPU sweep, CPU
+core-hours (a run holds its workers' cores, ``cpus_per_task`` each).
 
 The requests are those the bench rule makes (:func:`dlperf.pipeline.cluster.bench_resources`);
 how many benchmarks share one Slurm job comes from the Snakemake profiles given (their
@@ -19,7 +20,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from dlperf.bench.spec import RunConfig
-from dlperf.pipeline.cluster import EXCLUSIVE, bench_resources
+from dlperf.errors import UsageError
+from dlperf.pipeline.cluster import EXCLUSIVE, bench_resources, cpus_per_proc
 
 #: The profile file Snakemake reads in a profile directory (also accepted: a file's own path).
 PROFILE_FILE = "profile.yaml"
@@ -34,6 +36,7 @@ class LayoutPlan:
     runs: int
     per_job: int  # benchmarks one Slurm job runs, one after the other
     gpus: int  # GPUs a run holds (0 on CPU)
+    cores: int  # CPU cores a run holds (its workers' cpus_per_task)
     runtimes_min: tuple[int, ...]  # a run's time limit at each attempt (capped by the site)
     mem_mb: int  # memory a node, first attempt
     exclusive: bool  # whole nodes (sbatch --exclusive, cluster.exclusive)
@@ -51,8 +54,14 @@ class LayoutPlan:
         """The time limit of the largest Slurm job of this layout: its runs one after the other."""
         return min(self.per_job, self.runs) * self.runtime_min
 
-    def gpu_hours(self, minutes: int) -> float:
-        return self.runs * self.gpus * minutes / 60.0
+    @property
+    def held(self) -> int:
+        """What a run is charged for: its GPUs on a GPU sweep, else its CPU cores."""
+        return self.gpus or self.cores
+
+    def hours(self, minutes: int) -> float:
+        """GPU-hours (CPU core-hours on a CPU sweep) of the layout's runs at ``minutes`` each."""
+        return self.runs * self.held * minutes / 60.0
 
 
 def profile_settings(profiles: Sequence[str | os.PathLike], read_yaml) -> dict:
@@ -61,7 +70,14 @@ def profile_settings(profiles: Sequence[str | os.PathLike], read_yaml) -> dict:
     merged: dict = {}
     for profile in profiles:
         path = Path(profile)
-        merged.update(read_yaml(path / PROFILE_FILE if path.is_dir() else path))
+        file = path / PROFILE_FILE if path.is_dir() else path
+        if not file.is_file():
+            what = f"has no {PROFILE_FILE}" if path.is_dir() else "does not exist"
+            raise UsageError(
+                f"profile {profile} {what}: a Snakemake profile is a directory holding "
+                f"{PROFILE_FILE} (e.g. profiles/slurm) or such a file itself; give its path"
+            )
+        merged.update(read_yaml(file))
     return merged
 
 
@@ -94,6 +110,7 @@ def plan(runs: Sequence[RunConfig], config: Mapping, settings: Mapping) -> list[
                 runs=count,
                 per_job=bench_group_size(settings, nodes, procs),
                 gpus=procs if config.get("device") == "cuda" else 0,
+                cores=procs * int(sized[0]["cpus_per_task"]),
                 runtimes_min=tuple(int(r["runtime"]) for r in sized),
                 mem_mb=int(sized[0]["mem_mb"]),
                 exclusive=sized[0]["slurm_extra"] == EXCLUSIVE,
@@ -102,11 +119,12 @@ def plan(runs: Sequence[RunConfig], config: Mapping, settings: Mapping) -> list[
     return plans
 
 
-def expected_gpu_hours(
+def expected_hours(
     runs: Sequence[RunConfig], config: Mapping, models_dir: str | os.PathLike
 ) -> float | None:
-    """GPU-hours of the ``runs``' timed epochs as the study's fitted models predict them, or
-    None when a framework or network of the sweep has no model there."""
+    """GPU-hours (CPU core-hours on a CPU sweep) of the ``runs``' timed epochs as the study's
+    fitted models predict them, or None when a framework or network of the sweep has no model
+    there."""
     import pandas as pd
 
     from dlperf.io import read_json
@@ -114,8 +132,7 @@ def expected_gpu_hours(
     from dlperf.models.base import FEATURES
     from dlperf.models.prediction import predict_rows
 
-    if config.get("device") != "cuda":
-        return 0.0
+    per_worker = 1 if config.get("device") == "cuda" else cpus_per_proc(config)
     rows = pd.DataFrame([asdict(run) for run in runs])
     total = 0.0
     for (framework, network), part in rows.groupby(["framework", "network"]):
@@ -126,29 +143,39 @@ def expected_gpu_hours(
         if network not in artifact.get("networks", {}):
             return None
         table = predict_rows(artifact, network, ANSWER, part[FEATURES])
-        total += float((table["epoch_time_s"].to_numpy() * part["procs"].to_numpy()).sum())
+        held = part["procs"].to_numpy() * per_worker
+        total += float((table["epoch_time_s"].to_numpy() * held).sum())
     return total / 3600.0
+
+
+def units_of(plans: list[LayoutPlan]) -> tuple[str, str, str]:
+    """What the sweep is charged in, as (column, column of hours, total's name): GPUs, or CPU
+    cores on a CPU sweep (a GPU-hour figure of 0 would read as free)."""
+    if any(p.gpus for p in plans):
+        return "GPUs", "GPU-h asked", "GPU-hours"
+    return "cores", "core-h asked", "CPU core-hours"
 
 
 def render(plans: list[LayoutPlan], settings: Mapping, expected: float | None) -> str:
     """The plan as a table and its totals, in plain words."""
+    held, column, hours = units_of(plans)
     lines = [
-        f"{'nodes':>5} {'GPUs':>4} {'runs':>5} {'per job':>7} {'sbatch':>6} "
-        f"{'job limit':>9} {'mem/node':>9} {'GPU-h asked':>11}"
+        f"{'nodes':>5} {held:>5} {'runs':>5} {'per job':>7} {'sbatch':>6} "
+        f"{'job limit':>9} {'mem/node':>9} {column:>12}"
     ]
     for p in plans:
         lines.append(
-            f"{p.nodes:>5} {p.gpus:>4} {p.runs:>5} {p.per_job:>7} {p.submissions:>6} "
+            f"{p.nodes:>5} {p.held:>5} {p.runs:>5} {p.per_job:>7} {p.submissions:>6} "
             f"{p.group_runtime_min:>5} min {p.mem_mb / 1024:>6.0f} GB "
-            f"{p.gpu_hours(p.runtime_min):>11,.0f}"
+            f"{p.hours(p.runtime_min):>12,.0f}"
         )
-    asked = sum(p.gpu_hours(p.runtime_min) for p in plans)
+    asked = sum(p.hours(p.runtime_min) for p in plans)
     retries = int(settings.get("retries", 0) or 0)
-    worst = sum(p.gpu_hours(minutes) for p in plans for minutes in p.runtimes_min)
+    worst = sum(p.hours(minutes) for p in plans for minutes in p.runtimes_min)
     lines += [
         f"{sum(p.runs for p in plans):,} benchmarks in {sum(p.submissions for p in plans):,} "
         "sbatch submissions (plus the small analysis jobs)",
-        f"GPU-hours requested: {asked:,.0f} (every run to its time limit); at most {worst:,.0f} "
+        f"{hours} requested: {asked:,.0f} (every run to its time limit); at most {worst:,.0f} "
         f"if every run failed and was retried {retries} time(s)",
     ]
     if any(p.exclusive for p in plans):
@@ -159,9 +186,9 @@ def render(plans: list[LayoutPlan], settings: Mapping, expected: float | None) -
             'disturbed (docs/cluster.md, "Shared nodes")'
         )
     if expected is None:
-        lines.append("GPU-hours expected: unknown (no fitted models of this sweep; --models DIR)")
+        lines.append(f"{hours} expected: unknown (no fitted models of this sweep; --models DIR)")
     else:
-        lines.append(f"GPU-hours expected: {expected:,.1f} (the models' timed epochs)")
+        lines.append(f"{hours} expected: {expected:,.1f} (the models' timed epochs)")
     return "\n".join(lines)
 
 

@@ -61,6 +61,10 @@ def test_predict_and_plan_tables_read_like_a_product(workdir, capsys):
         assert any(re.search(r"\d h\b", line) for line in lines), lines
         assert "epoch_time_lo_s" not in lines[1] and "epoch 90%" in lines[1]
     assert "100,000,000 samples/epoch" in predicted[0]
+    # What the ratio column means, said under the table in one line a terminal holds.
+    assert " ratio " in f"{predicted[1]} "
+    (legend,) = [line for line in predicted if line.startswith("ratio: ")]
+    assert "max(p/P, n/N)" in legend and len(legend) <= 100
     # An epoch, its interval and the total of 90 epochs, in hours; samples/s in thousands.
     assert len(re.findall(r"\d h\b", predicted[2])) == 3, predicted
     assert re.search(r"\d+(\.\d+)?-\d+(\.\d+)? h\b", predicted[2]), predicted

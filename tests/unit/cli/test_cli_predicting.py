@@ -502,6 +502,21 @@ def test_predict_asks_for_a_gpu_never_measured(tmp_path, capsys):
     assert main(plan) == 0
     out = capsys.readouterr().out
     assert re.search(r"H100-SXM5-80GB +no ", out) and "cheapest: " in out
+    # The cheapest a GPU type never measured: said to be an extrapolation, with its reach and
+    # whether it meets the deadline at its interval's upper end (--safe judges there).
+    prices.write_text("A10: 0.75\nA100 80GB SXM4: 1.79\nH100 80GB HBM3: 0.5\n")
+    risk = "H100-SXM5-80GB was not measured: its answer is an extrapolation to a GPU type whose "
+    risk += "figures lie up to 3.2x beyond those measured"
+    for flags, end in [([], "it misses the deadline"), (["--safe"], "it meets the deadline")]:
+        assert main([*plan, *flags]) == 0
+        said = capsys.readouterr()
+        assert f"dlperf plan: warning: {risk}" in said.err and end in said.err
+        (line,) = [x for x in said.out.splitlines() if x.startswith("cheapest: ")]
+        assert "x H100-SXM5-80GB" in line and risk in line and end in line
+    # What the reach column means, said under the table.
+    assert "reach: how far the GPU's datasheet figures lie outside the GPU types measured" in (
+        said.out
+    )
     prices.write_text("A10: -1\n")
     code, err = run(plan)
     assert code == 2 and "'A10' needs a price >= 0" in err

@@ -84,12 +84,17 @@ def _study(root):
     return results, records
 
 
-def test_forget_disturbed_keeps_their_records_in_the_history_and_removes_them(tmp_path, capsys):
+def test_forget_disturbed_keeps_their_records_in_the_history_and_removes_them(
+    tmp_path, capsys, monkeypatch
+):
     results, records = _study(tmp_path)
+    monkeypatch.chdir(tmp_path)
     listing = tmp_path / "disturbed.json"
     argv = ["forget-disturbed", "--timings", str(results / "timings.csv")]
     assert main([*argv, "--results", str(results), "--out", str(listing)]) == 0
-    assert "1 disturbed run(s) kept in" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "1 disturbed run(s) kept in" in out
+    assert "; `make run` (or `snakemake`) measures exactly them again" in out
     assert [p.exists() for p in records] == [True, False, True]
     assert json.loads(listing.read_text())["records"] == [str(records[1])]
     (kept,) = (results / "history" / "runs" / "pytorch" / "mlp").glob("n1_p1_b8_d64_r1.*.json")
@@ -102,7 +107,11 @@ def test_forget_disturbed_acts_on_the_study_of_the_timings_given(tmp_path, monke
     here, here_records = _study(tmp_path / "wd")
     monkeypatch.chdir(here.parent)
     assert main(["forget-disturbed", "--timings", str(s1 / "timings.csv")]) == 0
-    assert "1 disturbed run(s) kept in" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "1 disturbed run(s) kept in" in out
+    # It names the study to run again, as fit's and the report's hints do.
+    study = s1.parent
+    assert f"`make run STUDY={study}` (or `snakemake --directory {study}`) measures" in out
     assert [p.exists() for p in s1_records] == [True, False, True]
     assert all(p.exists() for p in here_records)
     # Again: nothing left to remove, and it says so.

@@ -55,7 +55,7 @@ def test_plan_counts_groups_submissions_and_gpu_hours():
     assert all(p.runs == 3 and p.per_job == 10 and p.submissions == 1 for p in plans)
     assert layouts[(2, 4)].group_runtime_min == 3 * 45
     # 3 runs x 45 min x (1 + 2 + 2 + 4) GPUs
-    assert sum(p.gpu_hours(p.runtime_min) for p in plans) == pytest.approx(3 * 0.75 * 9)
+    assert sum(p.hours(p.runtime_min) for p in plans) == pytest.approx(3 * 0.75 * 9)
     assert layouts[(1, 2)].runtimes_min == (45, 90, 135)  # retries: 2 in the profile
 
 
@@ -107,6 +107,36 @@ def test_the_gpu_sweep_asks_for_what_the_issue_counted(capsys):
     assert "GPU-hours requested: 4,252" in out
 
 
+def test_docs_cluster_quotes_the_command_s_totals(capsys):
+    """docs/cluster.md's totals for config/gpu.yaml are the command's output, line by line."""
+    argv = ["plan-sweep", "config/gpu.yaml", "--defaults", "config/config.yaml"]
+    assert main([*argv, "--profile", "profiles/slurm"]) == 0
+    totals = capsys.readouterr().out.splitlines()[-3:]
+    doc = [line.strip() for line in open("docs/cluster.md", encoding="utf-8")]
+    assert all(line in doc for line in totals), totals
+
+
+def test_a_cpu_sweep_is_charged_in_cpu_core_hours(tmp_path, capsys):
+    """On CPU a run holds no GPU: its cores are what it asks for, not "GPU-hours: 0"."""
+    path = tmp_path / "cpu.yaml"
+    cpu = GPU | {"device": "cpu", "threads_per_proc": 2}
+    path.write_text(yaml.safe_dump(cpu))
+    assert main(["plan-sweep", str(path), "--profile", "profiles/slurm"]) == 0
+    out = capsys.readouterr().out
+    assert "GPU" not in out
+    # 3 runs x 45 min x (1 + 2 + 2 + 4) workers x 2 cores each
+    assert "CPU core-hours requested: 40 " in out
+    assert out.splitlines()[0].split()[:2] == ["nodes", "cores"]
+
+
+@pytest.mark.parametrize(("profile", "said"), [("nonexist", "does not exist"), ("src", "has no")])
+def test_a_profile_that_is_not_one_is_named_a_profile(capsys, profile, said):
+    assert main(["plan-sweep", "config/gpu.yaml", "--profile", profile]) == 2
+    err = capsys.readouterr().err
+    assert f"profile {profile} {said}" in err
+    assert "a Snakemake profile is a directory holding profile.yaml" in err
+
+
 def test_expected_gpu_hours_come_from_the_study_s_models(tmp_path, capsys):
     import pandas as pd
 
@@ -129,6 +159,6 @@ def test_expected_gpu_hours_come_from_the_study_s_models(tmp_path, capsys):
     config = gpu_config()
     runs = cfg.run_configs(config)
     truth = sum((100.0 / r.procs + 2.0 * r.procs + 100.0) * r.procs for r in runs) / 3600
-    expected = sweep_plan.expected_gpu_hours(runs, config, models)
+    expected = sweep_plan.expected_hours(runs, config, models)
     assert expected == pytest.approx(truth, rel=0.1)
-    assert sweep_plan.expected_gpu_hours(runs, config, tmp_path / "none") is None
+    assert sweep_plan.expected_hours(runs, config, tmp_path / "none") is None
