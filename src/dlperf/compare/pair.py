@@ -345,6 +345,14 @@ def compare(baseline: StudyFiles, candidate: StudyFiles, settings: Settings) -> 
             f"{label(as_dict(min(cand)))}); compare studies of the "
             "same sweep"
         )
+    if rows["p_slower"].isna().all():
+        # One repetition in each study: no spread to test by, so nothing was judged.
+        raise NotComparable(
+            f"no configuration of {baseline.source} and {candidate.source} could be tested: "
+            "each has one repetition in each study, so there is no spread of repetitions to "
+            "judge a change by (their ratios are in neither direction a verdict); measure "
+            "with repeats: 2 or more"
+        )
     flags, notes = check_against_model(baseline, candidate, settings.model, settings.level)
     return Comparison(
         baseline=baseline.source,

@@ -11,6 +11,7 @@ from dlperf import stages
 from dlperf.cli import main
 from dlperf.compare import against_model as compare_model
 from dlperf.compare import pair as compare
+from dlperf.errors import NotComparable
 from dlperf.measurements.points import to_points
 from dlperf.models.artifact import fit_framework
 from dlperf.study.files import load_study
@@ -230,15 +231,15 @@ def test_studies_whose_every_run_was_disturbed_cannot_pass_the_gate(tmp_path, ca
     assert main(["compare", str(a), str(b), "--keep-disturbed"]) == 0
 
 
-def test_one_repetition_per_study_is_compared_without_a_verdict(tmp_path):
+def test_one_repetition_per_study_is_not_passed_unjudged(tmp_path, capsys):
+    """With one repetition in each study no configuration can be tested: a 30 % slowdown
+    passed as "no regression" (exit 0); a gate must not pass what it could not judge."""
     a = write_study(tmp_path / "a", study_records(seed=10, reps=1))
     b = write_study(tmp_path / "b", study_records(seed=11, slow_config=SLOW, factor=1.3, reps=1))
-    result = compare.compare(load_study(a), load_study(b), compare.Settings())
-    assert (result.rows["verdict"] == "same").all() and not result.failed
-    assert result.inconclusive["configuration"].tolist() == ["pytorch/mlp cpu n1 p2 b16 d512"]
-    assert "unknown: no spread of repetitions to judge by" in main_output(
-        ["compare", str(a), str(b)]
-    )
+    with pytest.raises(NotComparable, match="no spread of repetitions"):
+        compare.compare(load_study(a), load_study(b), compare.Settings())
+    assert main(["compare", str(a), str(b)]) == 2
+    assert "repeats: 2 or more" in capsys.readouterr().err
 
 
 def test_ten_percent_on_one_quiet_configuration_is_a_named_regression(tmp_path, capsys):
