@@ -119,14 +119,13 @@ def _rows(args: argparse.Namespace):
 
 def run_predict(args: argparse.Namespace) -> int:
     from dlperf.cli import answer_tables
-    from dlperf.measurements.tables import mostly_disturbed
     from dlperf.models.answer import ANSWER
     from dlperf.models.answer_explained import answer_warnings
-    from dlperf.models.artifact_check import load_artifact, version_warnings
+    from dlperf.models.artifact_check import load_artifact
     from dlperf.models.prediction import (
+        data_warnings,
         extrapolation_warnings,
         interval_missing,
-        measured_ranges,
         predict_rows,
     )
 
@@ -141,8 +140,7 @@ def run_predict(args: argparse.Namespace) -> int:
     table = predict_rows(artifact, network, args.model_name, rows, level=args.level)
     table["total_time_s"] = table["epoch_time_s"] * args.epochs
     missing = interval_missing(artifact, network, args.model_name)
-    warnings = version_warnings(artifact) + extrapolation_warnings(artifact, network, rows)
-    warnings += mostly_disturbed((measured_ranges(artifact, network) or {}).get("disturbed_share"))
+    warnings = data_warnings(artifact, network) + extrapolation_warnings(artifact, network, rows)
     if args.model_name == ANSWER:
         warnings += answer_warnings(artifact, network, rows)
     if missing:
@@ -396,12 +394,13 @@ PLAN_COLUMNS = ["nodes", "procs", "epoch_time_s"]
 def run_plan(args: argparse.Namespace) -> int:
     from dlperf.cli import answer_tables
     from dlperf.durations import readable
-    from dlperf.models.artifact_check import load_artifact, version_warnings
+    from dlperf.models.artifact_check import load_artifact
     from dlperf.models.planning import DEFAULT_MAX_PROCS, cost_unit, parse_duration, planned
+    from dlperf.models.prediction import data_warnings
 
     artifact = load_artifact(args.model)
-    warn("plan", version_warnings(artifact))
     network = _network(artifact, args.network)
+    warn("plan", data_warnings(artifact, network))
     data_size, epochs = _work(args)
     deadline = parse_duration(args.deadline)
     if args.gpus:

@@ -8,7 +8,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dlperf.durations import parse_duration  # noqa: F401 (the planner's API)
+from dlperf.durations import (
+    parse_duration,  # noqa: F401 (the planner's API)
+    readable,
+)
 from dlperf.errors import UsageError
 
 from .intervals import DEFAULT_LEVEL
@@ -122,4 +125,18 @@ def planned(artifact: dict, network: str, model_name: str, batch_size: int, **as
         [{"nodes": int(row["nodes"]), "procs": int(row["procs"]), "batch_size": int(batch_size)}]
     )
     warnings = extrapolation_warnings(artifact, network, layout)
-    return Planned(table, choice, fastest, warnings)
+    return Planned(table, choice, fastest, warnings + _at_upper_end(choice, **asked))
+
+
+def _at_upper_end(choice: dict | None, **asked) -> list[str]:
+    """A warning when the chosen layout meets the deadline at its predicted time only: at its
+    interval's upper end it would not (a plan on that end is the safe one)."""
+    if choice is None or asked.get("safe") or pd.isna(choice.get("epoch_time_hi_s")):
+        return []
+    upper = choice["epoch_time_hi_s"] * asked["epochs"]
+    if upper <= asked["deadline_s"]:
+        return []
+    return [
+        f"it meets the deadline at its predicted time, not at its interval's upper end "
+        f"({readable(upper)}); plan on that end to be sure of the deadline"
+    ]

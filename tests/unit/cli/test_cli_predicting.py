@@ -349,6 +349,38 @@ def test_predict_warns_of_disturbed_runs_and_of_more_workers_than_a_node_holds(
     assert "per node" not in capsys.readouterr().err
 
 
+def _json_of(argv, capsys) -> str:
+    assert main(argv) == 0
+    return capsys.readouterr().out
+
+
+def test_plan_warns_as_predict_does_and_of_a_deadline_met_only_at_the_prediction(
+    workdir, tmp_path, capsys
+):
+    """`plan` said nothing of mostly disturbed runs (predict did), nor that its choice met the
+    deadline only at its predicted time while its interval's upper end passed it."""
+    artifact = json.loads((workdir / "pytorch.json").read_text())
+    artifact["networks"]["resnet18"]["measured"].update(disturbed_share=0.92)
+    changed = tmp_path / "disturbed.json"
+    changed.write_text(json.dumps(artifact))
+    ask = ["--batch-size", "32", "--data-size", "100000", "--epochs", "10"]
+    assert main(["predict", "--model", str(changed), "--procs", "1", *ask]) == 0
+    err = capsys.readouterr().err
+    assert "warning: 92% of the runs behind these models were disturbed" in err
+    predicted = json.loads(
+        _json_of(["predict", "--model", str(changed), "--procs", "1", *ask, "--json"], capsys)
+    )["predictions"][0]
+    # A deadline between the predicted total and its interval's upper end, for one worker.
+    deadline = (predicted["total_time_s"] + predicted["epoch_time_hi_s"] * 10) / 2
+    plan = ["plan", "--model", str(changed), *ask, "--deadline", f"{deadline:.0f}"]
+    assert main([*plan, "--max-procs", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: 92% of the runs behind these models were disturbed" in err
+    assert "meets the deadline at its predicted time, not at its interval's upper end" in err
+    assert main([*plan, "--max-procs", "1", "--safe"]) == 1
+    assert "not at its interval's upper end" not in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("damage", "field"),
     [
