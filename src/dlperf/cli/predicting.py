@@ -8,7 +8,7 @@ import json
 import re
 
 from dlperf.cli import arguments as arg
-from dlperf.cli.output import warn
+from dlperf.cli.output import data_warnings, warn
 from dlperf.errors import UsageError
 
 
@@ -123,7 +123,6 @@ def run_predict(args: argparse.Namespace) -> int:
     from dlperf.models.answer_explained import answer_warnings
     from dlperf.models.artifact_check import load_artifact
     from dlperf.models.prediction import (
-        data_warnings,
         extrapolation_warnings,
         interval_missing,
         predict_rows,
@@ -396,7 +395,6 @@ def run_plan(args: argparse.Namespace) -> int:
     from dlperf.durations import readable
     from dlperf.models.artifact_check import load_artifact
     from dlperf.models.planning import DEFAULT_MAX_PROCS, cost_unit, parse_duration, planned
-    from dlperf.models.prediction import data_warnings
 
     artifact = load_artifact(args.model)
     network = _network(artifact, args.network)

@@ -98,18 +98,6 @@ def measured_ranges(artifact: dict, network: str) -> dict | None:
     return info.get("measured")
 
 
-def data_warnings(artifact: dict, network: str) -> list[str]:
-    """What a user must know of the data behind any answer of ``network``, whatever is asked:
-    an artifact of another dlperf version, and runs mostly disturbed by other programs (the
-    same for `predict` and `plan`)."""
-    from dlperf.measurements.tables import mostly_disturbed
-
-    from .artifact_check import version_warnings
-
-    share = (measured_ranges(artifact, network) or {}).get("disturbed_share")
-    return version_warnings(artifact) + mostly_disturbed(share)
-
-
 def _levels(values) -> str:
     return ", ".join(str(int(v)) for v in sorted(set(values)))
 
