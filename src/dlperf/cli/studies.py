@@ -11,7 +11,7 @@ from pathlib import Path
 from dlperf.cli import arguments as arg
 from dlperf.cli.output import deliver
 from dlperf.errors import UsageError
-from dlperf.layout import RESULTS, TIMINGS, WORKFLOW, archive_digest_of
+from dlperf.layout import RESULTS, TIMINGS, archive_digest_of
 
 
 def add_forget_disturbed(sub) -> None:
@@ -21,7 +21,9 @@ def add_forget_disturbed(sub) -> None:
         "so that the workflow measures exactly those again",
         parents=[arg.results_option()],
     )
-    p.add_argument("--timings", default=WORKFLOW.timings, help="the study's timings table")
+    p.add_argument(
+        "--timings", help="the study's timings table (default: timings.csv in --results)"
+    )
     p.add_argument(
         "--out", type=arg.OUT_FILE, help="JSON file listing the removed records (optional)"
     )
@@ -31,8 +33,9 @@ def add_forget_disturbed(sub) -> None:
 def run_forget_disturbed(args: argparse.Namespace) -> int:
     from dlperf.study.disturbed_runs import forget_disturbed
 
-    results = _results_of(args.timings, args.results)
-    records, removed = forget_disturbed(args.timings, results, args.out)
+    timings = args.timings or str(Path(args.results) / TIMINGS)
+    results = _results_of(timings, args.results)
+    records, removed = forget_disturbed(timings, results, args.out)
     before = len(records) - len(removed)
     earlier = f" ({before} had no record left: removed before)" if before else ""
     print(

@@ -124,6 +124,16 @@ def test_forget_disturbed_acts_on_the_study_of_the_timings_given(tmp_path, monke
     assert all(p.exists() for p in here_records)
 
 
+def test_forget_disturbed_of_a_study_named_by_its_results_alone(tmp_path, monkeypatch, capsys):
+    """The report's hint, `dlperf forget-disturbed --results STUDY/results`, failed from any
+    other folder: --timings defaulted to ./results/timings.csv."""
+    s1, s1_records = _study(tmp_path / "s1")
+    monkeypatch.chdir(tmp_path)
+    assert main(["forget-disturbed", "--results", str(s1)]) == 0
+    assert "1 disturbed run(s) kept in" in capsys.readouterr().out
+    assert [p.exists() for p in s1_records] == [True, False, True]
+
+
 def test_forget_disturbed_of_a_table_without_its_records_is_refused(tmp_path, capsys):
     """A copy of the table away from its study: no record found, refused instead of "removed"."""
     s1, _ = _study(tmp_path / "s1")
