@@ -40,6 +40,7 @@ class LayoutPlan:
     runtimes_min: tuple[int, ...]  # a run's time limit at each attempt (capped by the site)
     mem_mb: int  # memory a node, first attempt
     exclusive: bool  # whole nodes (sbatch --exclusive, cluster.exclusive)
+    node_gpus: int | None = None  # GPUs a node has (max_procs_per_node on a GPU sweep)
 
     @property
     def runtime_min(self) -> int:
@@ -62,6 +63,13 @@ class LayoutPlan:
     def hours(self, minutes: int) -> float:
         """GPU-hours (CPU core-hours on a CPU sweep) of the layout's runs at ``minutes`` each."""
         return self.runs * self.held * minutes / 60.0
+
+    def whole_node_hours(self, minutes: int) -> float | None:
+        """GPU-hours the runs' whole nodes hold at ``minutes`` each (every GPU of a node a job
+        asks for exclusively); None where a node's GPUs are not known."""
+        if not (self.exclusive and self.gpus and self.node_gpus):
+            return None
+        return self.runs * self.nodes * max(self.node_gpus, self.gpus // self.nodes) * minutes / 60
 
 
 def profile_settings(profiles: Sequence[str | os.PathLike], read_yaml) -> dict:
@@ -114,6 +122,9 @@ def plan(runs: Sequence[RunConfig], config: Mapping, settings: Mapping) -> list[
                 runtimes_min=tuple(int(r["runtime"]) for r in sized),
                 mem_mb=int(sized[0]["mem_mb"]),
                 exclusive=sized[0]["slurm_extra"] == EXCLUSIVE,
+                node_gpus=config.get("max_procs_per_node")
+                if config.get("device") == "cuda"
+                else None,
             )
         )
     return plans
@@ -179,7 +190,7 @@ def render(plans: list[LayoutPlan], settings: Mapping, expected: float | None) -
         f"if every run failed and was retried {retries} time(s)",
     ]
     if any(p.exclusive for p in plans):
-        lines.append("Nodes: requested whole (sbatch --exclusive; cluster.exclusive)")
+        lines.append(_whole_nodes(plans, hours))
     elif plans:
         lines.append(
             "Nodes: shared with other jobs (cluster.exclusive: false): their load marks runs "
@@ -190,6 +201,23 @@ def render(plans: list[LayoutPlan], settings: Mapping, expected: float | None) -
     else:
         lines.append(f"{hours} expected: {expected:,.1f} (the models' timed epochs)")
     return "\n".join(lines)
+
+
+def _whole_nodes(plans: list[LayoutPlan], hours: str) -> str:
+    """What whole nodes hold beyond what the runs use: a job asked with --exclusive holds every
+    GPU (or core) of its nodes, where a run may use part of one."""
+    said = "Nodes: requested whole (sbatch --exclusive; cluster.exclusive)"
+    whole = [p.whole_node_hours(p.runtime_min) for p in plans]
+    if all(h is not None for h in whole):
+        gpus = plans[0].node_gpus
+        return (
+            f"{said}: whole nodes hold {sum(whole):,.0f} GPU-hours at the time limits "
+            f"({gpus} GPUs a node, max_procs_per_node), what a site billing by node charges"
+        )
+    return (
+        f"{said}: a job holds all of its nodes, more than the {hours} above count where a run "
+        "uses part of a node"
+    )
 
 
 def group_warning(plans: list[LayoutPlan], config: Mapping) -> str | None:

@@ -81,6 +81,8 @@ def test_plan_sweep_prints_the_totals_and_warns_of_a_group_past_the_site_limit(t
     assert "GPU-hours requested: 20" in out
     assert "GPU-hours expected: unknown" in out
     assert "Nodes: requested whole (sbatch --exclusive" in out
+    # A 1-GPU run holds its whole 2-GPU node: (2 + 2 + 4 + 4) GPUs x 3 runs x 45 min.
+    assert "whole nodes hold 27 GPU-hours at the time limits (2 GPUs a node" in out
     # Retried (2 times in the profile), each benchmark asks for up to 100 min: one a job.
     assert 'set group-components to "bench_n{nodes}_p{procs}=1"' in out
     site = tmp_path / "site.yaml"
