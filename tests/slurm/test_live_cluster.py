@@ -217,7 +217,9 @@ def test_gpu_run_gets_a_gpu_and_is_recorded_as_failed_without_cuda(sweeps):
     record = json.loads((run["dir"] / record_path(1)).read_text())
     assert record["status"] == "failed"
     assert "no usable CUDA device" in record["error"], record["error"]
-    assert record["environment"]["slurm"].get("CUDA_VISIBLE_DEVICES") in ("0", "1")
+    # Whole nodes (cluster.exclusive, the default): Slurm gives the job every GPU of its node.
+    visible = record["environment"]["slurm"].get("CUDA_VISIBLE_DEVICES", "").split(",")
+    assert visible and set(visible) <= {"0", "1"}, visible
     assert record["config"]["device"] == "cuda"
 
 
