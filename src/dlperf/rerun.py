@@ -62,6 +62,7 @@ def rerun(root: Path, config: dict, report: bool) -> dict[str, Path]:
     """Fit and validate every archived framework again, and render the report when ``report``,
     from the members extracted below ``root``; the fresh files by the member they reproduce."""
     from dlperf import stages
+    from dlperf.report.study import ReportSources
 
     names = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
     own = [n for n in (WORKFLOW.timings,) if n in names]
@@ -95,17 +96,16 @@ def rerun(root: Path, config: dict, report: bool) -> dict[str, Path]:
         archived = StudyLayout(str(root / RESULTS))
         failures = Path(archived.failures)
         html = Path(fresh.report)
-        stages.report(
-            timings,
-            failures if failures.exists() else None,
-            [Path(archived.model(f)) for f in frameworks],
-            Path(archived.validation_summary),
-            [Path(archived.validation_points(f)) for f in frameworks],
-            config,
-            html,
-            Path(fresh.figures),
+        sources = ReportSources(
+            timings=timings,
+            failures=failures if failures.exists() else None,
+            models=[Path(archived.model(f)) for f in frameworks],
+            summary=Path(archived.validation_summary),
+            predictions=[Path(archived.validation_points(f)) for f in frameworks],
+            config=config,
             results_dir=Path(archived.root),
-            adaptive_round_files=sorted(Path(archived.adaptive).glob(ADAPTIVE_ROUND.format("*"))),
+            adaptive_rounds=sorted(Path(archived.adaptive).glob(ADAPTIVE_ROUND.format("*"))),
         )
+        stages.report(sources, html, Path(fresh.figures))
         compared[WORKFLOW.report] = html
     return compared

@@ -8,12 +8,16 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from dlperf.io import atomic_write_json
 from dlperf.layout import WORKFLOW
 from dlperf.measurements import tables
+
+if TYPE_CHECKING:
+    from dlperf.report.study import ReportSources
 
 PathLike = str | os.PathLike
 
@@ -114,30 +118,13 @@ def combine(csvs: Sequence[PathLike], out: PathLike) -> pd.DataFrame:
 
 
 def report(
-    timings_csv: PathLike | Sequence[PathLike],
-    failures_csv: PathLike | None,
-    model_files: Sequence[PathLike],
-    summary_csv: PathLike,
-    prediction_csvs: Sequence[PathLike],
-    config: dict,
-    out_html: PathLike,
-    figures_dir: PathLike | None = None,
-    results_dir: PathLike | None = None,
-    adaptive_round_files: Sequence[PathLike] = (),
+    sources: ReportSources, out_html: PathLike, figures_dir: PathLike | None = None
 ) -> list[Path]:
+    """The HTML report and its figures from a study's files; the figure files written."""
     from dlperf.report.page import build_report
     from dlperf.report.study import Study
 
-    study = Study.from_files(
-        timings_csv,
-        failures_csv,
-        model_files,
-        summary_csv,
-        prediction_csvs,
-        config,
-        results_dir,
-        adaptive_round_files,
-    )
+    study = Study.from_files(sources)
     return build_report(study, Path(out_html), Path(figures_dir) if figures_dir else None)
 
 

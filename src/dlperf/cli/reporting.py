@@ -38,18 +38,18 @@ def add_report(sub) -> None:
 
 def run_report(args: argparse.Namespace) -> int:
     from dlperf import stages
+    from dlperf.report.study import ReportSources
 
-    written = stages.report(
-        args.timings,
-        args.failures,
-        args.models,
-        args.summary,
-        args.predictions,
-        arg.config_of(args, sweep=False),
-        args.out,
-        args.figures,
-        args.results,
-        args.adaptive_rounds,
+    sources = ReportSources(
+        timings=args.timings,
+        failures=args.failures,
+        models=args.models,
+        summary=args.summary,
+        predictions=args.predictions,
+        config=arg.config_of(args, sweep=False),
+        results_dir=args.results,
+        adaptive_rounds=args.adaptive_rounds,
     )
+    written = stages.report(sources, args.out, args.figures)
     print(f"report -> {args.out} ({len(written)} figure files)")
     return 0

@@ -142,12 +142,22 @@ def _statements(module: str, function: str | None):
     if function is None:
         return ast.walk(tree)
     top_level = [
-        node for node in tree.body if not isinstance(node, (ast.FunctionDef, ast.ClassDef))
+        node
+        for node in tree.body
+        if not isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not _only_for_types(node)
     ]
     chosen = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function]
     if not chosen:
         raise ValueError(f"{module} has no function {function!r}")
     return [sub for node in top_level + chosen for sub in ast.walk(node)]
+
+
+def _only_for_types(node: ast.stmt) -> bool:
+    """``if TYPE_CHECKING:`` at the top level: its imports name types and never run."""
+    return isinstance(node, ast.If) and ast.unparse(node.test) in (
+        "TYPE_CHECKING",
+        "typing.TYPE_CHECKING",
+    )
 
 
 def _with_parents(module: str) -> set[str]:

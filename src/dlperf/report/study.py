@@ -19,6 +19,20 @@ PathLike = str | os.PathLike
 
 
 @dataclass(frozen=True)
+class ReportSources:
+    """The files a report is made from, as the workflow's report rule names them."""
+
+    timings: PathLike | Sequence[PathLike]  # our timings table and any external ones
+    failures: PathLike | None  # the failures table (None: no failed run is shown)
+    models: Sequence[PathLike]  # one model artifact per framework
+    summary: PathLike  # the validation summary
+    predictions: Sequence[PathLike]  # held-out predictions, one table per framework
+    config: dict  # the workflow configuration the study ran with
+    results_dir: PathLike | None = None  # the study's results, for its superseded records
+    adaptive_rounds: Sequence[PathLike] = ()  # round files of an adaptive sweep
+
+
+@dataclass(frozen=True)
 class Study:
     timings: pd.DataFrame  # one row per successful run of our own (tables.TIMING_COLUMNS)
     failures: pd.DataFrame  # one row per failed run (tables.FAILURE_COLUMNS)
@@ -34,52 +48,45 @@ class Study:
     adaptive_rounds: tuple[dict, ...] = ()
 
     @classmethod
-    def from_files(
-        cls,
-        timings_csv: PathLike | Sequence[PathLike],
-        failures_csv: PathLike | None,
-        model_files: Sequence[PathLike],
-        summary_csv: PathLike,
-        prediction_csvs: Sequence[PathLike],
-        config: dict,
-        results_dir: PathLike | None = None,
-        adaptive_round_files: Sequence[PathLike] = (),
-    ) -> Study:
+    def from_files(cls, sources: ReportSources) -> Study:
         from dlperf.measurements.timings_files import columns_of, is_own_timings, load_all_points
 
-        sources = (
+        timings_csv = sources.timings
+        tables_in = (
             [timings_csv] if isinstance(timings_csv, (str, os.PathLike)) else list(timings_csv)
         )
         # Our own runs carry the environment the report shows; external CSVs only points.
-        own = [s for s in sources if is_own_timings(columns_of(s))]
+        own = [s for s in tables_in if is_own_timings(columns_of(s))]
         timings = (
             pd.concat([tables.read_timings(s) for s in own], ignore_index=True)
             if own
             else pd.DataFrame(columns=tables.TIMING_COLUMNS)
         )
         failures = (
-            tables.read_csv(failures_csv)
-            if failures_csv
+            tables.read_csv(sources.failures)
+            if sources.failures
             else pd.DataFrame(columns=tables.FAILURE_COLUMNS)
         )
         artifacts = {}
-        for path in model_files:
+        for path in sources.models:
             artifact = load_artifact(path)  # refuses a damaged artifact, naming the field
             artifacts[artifact["framework"]] = artifact
-        predictions = [tables.read_csv(p) for p in prediction_csvs]
+        predictions = [tables.read_csv(p) for p in sources.predictions]
         held_out = pd.concat(predictions, ignore_index=True) if predictions else pd.DataFrame()
         return cls(
             timings=timings,
             failures=failures,
             # One series per GPU type and precision of a network, as the fit keeps them.
-            points=as_series(load_all_points(sources)),
+            points=as_series(load_all_points(tables_in)),
             artifacts=artifacts,
-            summary=tables.read_csv(summary_csv),
+            summary=tables.read_csv(sources.summary),
             predictions=held_out,
-            config=config,
-            superseded_records=count_superseded(results_dir) if results_dir else None,
+            config=sources.config,
+            superseded_records=(
+                count_superseded(sources.results_dir) if sources.results_dir else None
+            ),
             adaptive_rounds=tuple(
-                sorted((read_json(p) for p in adaptive_round_files), key=lambda r: r["round"])
+                sorted((read_json(p) for p in sources.adaptive_rounds), key=lambda r: r["round"])
             ),
         )
 

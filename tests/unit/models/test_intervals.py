@@ -309,6 +309,7 @@ def test_artifact_check_refuses_an_edited_constant_a_deleted_term_and_text(artif
 def test_the_report_stage_refuses_a_damaged_artifact(artifact, tmp_path):
     from dlperf import stages
     from dlperf.io import atomic_write_json
+    from dlperf.report.study import ReportSources
 
     bad = copy.deepcopy(artifact)
     bad["networks"]["lenet"]["models"]["castello"]["constants"]["latency_s"] = float("nan")
@@ -319,7 +320,9 @@ def test_the_report_stage_refuses_a_damaged_artifact(artifact, tmp_path):
     summary = tmp_path / "summary.csv"
     summary.write_text("framework,network,model,protocol,status\n")
     with pytest.raises(ArtifactError, match="castello.constants.latency_s is NaN"):
-        stages.report(timings_csv, None, [path], summary, [], {}, tmp_path / "index.html")
+        stages.report(
+            ReportSources(timings_csv, None, [path], summary, [], {}), tmp_path / "index.html"
+        )
     assert not (tmp_path / "index.html").exists()
     atomic_write_json(path, artifact)  # the sound artifact is written by the same writer
     assert check_artifact(json.loads(path.read_text()), str(path))

@@ -204,9 +204,11 @@ def test_closure_of_the_report_is_what_a_real_report_imports(timings_csv, tmp_pa
         stages.fit({str(timings)!r}, "pytorch", {{"usl": {{}}}}, 0, {str(tmp_path / "m.json")!r})
         stages.validate({str(timings)!r}, "pytorch", {{"usl": {{}}}}, {{"kfold": {{"k": 2}}}},
                         0, {str(tmp_path / "v.csv")!r}, {str(tmp_path / "s.csv")!r}, n_boot=20)
-        stages.report({str(timings)!r}, None, [{str(tmp_path / "m.json")!r}],
-                      {str(tmp_path / "s.csv")!r}, [{str(tmp_path / "v.csv")!r}],
-                      {{"models": {{"usl": {{}}}}}}, {str(tmp_path / "r.html")!r})
+        from dlperf.report.study import ReportSources
+        sources = ReportSources({str(timings)!r}, None, [{str(tmp_path / "m.json")!r}],
+                                {str(tmp_path / "s.csv")!r}, [{str(tmp_path / "v.csv")!r}],
+                                {{"models": {{"usl": {{}}}}}})
+        stages.report(sources, {str(tmp_path / "r.html")!r})
     """
     expected = provenance.import_closure(provenance.stage_entries("report"))
     loaded = loaded_modules(script)

@@ -16,6 +16,7 @@ from dlperf.report import table_frames
 from dlperf.report.model_figures import breakdown_figure
 from dlperf.report.page import build_report
 from dlperf.report.scaling_figures import speedup_figure
+from dlperf.report.study import ReportSources
 
 SYNTHETIC = Path(__file__).resolve().parents[3] / "tests" / "report" / "synthetic.py"
 
@@ -54,16 +55,16 @@ def report(data, tmp_path_factory):
     kept.parent.mkdir(parents=True)
     kept.write_text("{}")
     with synthetic.test_model_registered():
-        written = stages.report(
-            paths["timings"],
-            paths["failures"],
-            [root / "pytorch.json"],
-            paths["summary"],
-            [paths["held"]],
-            config,
-            out,
+        sources = ReportSources(
+            timings=paths["timings"],
+            failures=paths["failures"],
+            models=[root / "pytorch.json"],
+            summary=paths["summary"],
+            predictions=[paths["held"]],
+            config=config,
             results_dir=root / "results",
         )
+        written = stages.report(sources, out)
     return out, written
 
 

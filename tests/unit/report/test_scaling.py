@@ -14,6 +14,7 @@ from dlperf import stages
 from dlperf.measurements import tables
 from dlperf.measurements.external import read_external
 from dlperf.report.scaling import implausible, largest_scale, measured_speedup
+from dlperf.report.study import ReportSources
 from dlperf.report.summary import scaling_line
 
 SSD300 = Path(__file__).resolve().parents[3] / ".." / "shared" / "data"
@@ -141,15 +142,15 @@ def test_the_ssd300_summary_states_the_measured_speedup(tmp_path):
     )
     stages.combine([out / "validation" / "pytorch.summary.csv"], out / "validation" / "summary.csv")
     html = out / "report" / "index.html"
-    stages.report(
-        csv,
-        None,
-        [out / "models" / "pytorch.json"],
-        out / "validation" / "summary.csv",
-        [out / "validation" / "pytorch.csv"],
-        config,
-        html,
+    sources = ReportSources(
+        timings=csv,
+        failures=None,
+        models=[out / "models" / "pytorch.json"],
+        summary=out / "validation" / "summary.csv",
+        predictions=[out / "validation" / "pytorch.csv"],
+        config=config,
     )
+    stages.report(sources, html)
     page = re.sub(r"\s+", " ", html.read_text())
     scaling = page[page.index("<b>Scaling:</b>") :][:800]
     assert "at 8 workers" in scaling and "than with 1" in scaling

@@ -15,6 +15,7 @@ from dlperf import config as cfg
 from dlperf import stages
 from dlperf.cli import main
 from dlperf.io import atomic_write_json
+from dlperf.report.study import ReportSources
 from dlperf.study import archive
 from recordmaker import make_record
 
@@ -67,17 +68,16 @@ def study(tmp_path_factory):
         n_boot=50,
     )
     stages.combine([validation / "pytorch.summary.csv"], validation / "summary.csv")
-    stages.report(
-        results / "timings.csv",
-        results / "failures.csv",
-        [results / "models" / "pytorch.json"],
-        validation / "summary.csv",
-        [validation / "pytorch.csv"],
-        CONFIG,
-        results / "report" / "index.html",
-        results / "report" / "figures",
+    sources = ReportSources(
+        timings=results / "timings.csv",
+        failures=results / "failures.csv",
+        models=[results / "models" / "pytorch.json"],
+        summary=validation / "summary.csv",
+        predictions=[validation / "pytorch.csv"],
+        config=CONFIG,
         results_dir=results,  # as the workflow's report rule passes it (--results results)
     )
+    stages.report(sources, results / "report" / "index.html", results / "report" / "figures")
     assert (
         main(
             [
