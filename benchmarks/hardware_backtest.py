@@ -199,6 +199,7 @@ def synthetic_table(seed: int = 0) -> pd.DataFrame:
     law = GenericHardwareModel()
     law.constants_ = {"fixed": 0.01, "matrix": 0.02, "vector": 0.004, "memory": 0.001}
     law.constants_ |= {"ring": 0.5, "latency": 0.001}
+    law.power_ = 1.0
     frame["epoch_time_s"] = law.predict(frame) * rng.lognormal(0, 0.03, len(frame))
     return frame
 

@@ -26,8 +26,9 @@ from dlperf.models.hardware_answer import (
 GPUS = ["V100-SXM2-16GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "RTX 4090", "A10"]
 
 
-def law_points(gpus=GPUS, noise=0.01, seed=0) -> pd.DataFrame:
-    """Points from a generic_hw law (shares of matrix, vector and memory time, a ring)."""
+def law_points(gpus=GPUS, noise=0.01, seed=0, power=1.0) -> pd.DataFrame:
+    """Points from a generic_hw law (shares of matrix, vector and memory time joined by a
+    smooth max of ``power``, a ring)."""
     rows = [
         {"network": "n", "gpu": g, "precision": prec, "nodes": 1, "procs": p, "batch_size": b}
         for g, prec, p, b in itertools.product(gpus, ["amp_fp16"], [1, 2, 4, 8], [32, 64])
@@ -37,6 +38,7 @@ def law_points(gpus=GPUS, noise=0.01, seed=0) -> pd.DataFrame:
     law = GenericHardwareModel()
     law.constants_ = {"fixed": 0.005, "matrix": 0.02, "vector": 0.002, "memory": 0.0005}
     law.constants_ |= {"ring": 0.3, "latency": 0.0}
+    law.power_ = power
     rng = np.random.default_rng(seed)
     frame["epoch_time_s"] = law.predict(frame) * rng.lognormal(0, noise, len(frame))
     return frame
@@ -79,6 +81,22 @@ def test_generic_hw_learns_the_shares_of_its_law():
     fitted = make_model("generic_hw").fit(law_points(noise=0.0))
     assert fitted.constants_["matrix"] == pytest.approx(0.02, rel=0.05)
     assert fitted.constants_["ring"] == pytest.approx(0.3, rel=0.05)
+    assert fitted.power_ == pytest.approx(1.0, abs=0.05)  # parts that add up stay a sum
+
+
+def test_generic_hw_learns_how_much_the_parts_overlap():
+    """Matrix, vector and memory times that overlap (a smooth max of power 6, near a
+    roofline) are learned as such, and the GPU type left out is predicted from them."""
+    gpus = [*GPUS, "L40S", "RTX A6000", "H100-PCIe-80GB"]
+    points = law_points(gpus=gpus, noise=0.0, power=6.0)
+    train, test = points[points["gpu"] != "A10"], points[points["gpu"] == "A10"]
+    fitted = make_model("generic_hw").fit(train)
+    assert fitted.power_ == pytest.approx(6.0, rel=0.1)
+    ape = np.abs(fitted.predict(test) / test["epoch_time_s"].to_numpy() - 1)
+    assert ape.max() < 0.01
+    terms = fitted.term_seconds(test)  # the breakdown splits the smooth max, summing to it
+    np.testing.assert_allclose(terms.sum(axis=1), fitted.predict(test), rtol=1e-12)
+    assert (terms[["matrix", "vector", "memory"]] >= 0).all().all()
 
 
 @pytest.mark.parametrize("name", ["generic_hw", "lattuada_hw", "anchored_hw"])
