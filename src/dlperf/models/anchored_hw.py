@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .base import Capabilities, PerformanceModel, iterations, positive_target
-from .hardware_features import check_hardware_columns, hardware_frame
+from .base import Capabilities, iterations, positive_target
+from .hardware_features import HardwareModel, hardware_frame
 
 SLOPES = ("log matrix", "log vector", "log memory_bw", "log b")
 NEAREST_BY = 3  # the first three slopes' features place a GPU type
@@ -51,23 +51,16 @@ def configurations(frame: pd.DataFrame) -> list[tuple[str, int, int]]:
     )
 
 
-class AnchoredHardwareModel(PerformanceModel):
+class AnchoredHardwareModel(HardwareModel):
     name = "anchored_hw"
     description = (
         "power law in the peak rates, memory bandwidth and batch, slopes learned within each "
         "configuration, anchored on the measured GPU type nearest in its figures"
     )
-    min_points = 4
     capabilities = Capabilities(per_iteration=True, across_hardware=True)
 
-    def __init__(self, hardware: str | None = None, seed: int = 0) -> None:
-        # A user's catalogue file (docs/hardware.md); None: the shipped catalogue.
-        self.hardware = hardware
-        self.seed = seed
-
     def fit(self, frame: pd.DataFrame) -> AnchoredHardwareModel:
-        self.check_enough(frame)
-        check_hardware_columns(frame, self.name, min_gpus=2)
+        self.check_points(frame)
         per_sample = iterations(frame) * frame["batch_size"].to_numpy(float)
         log_t = np.log(positive_target(frame, self.name) / per_sample)
         x = slope_features(frame, self.hardware)

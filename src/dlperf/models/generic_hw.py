@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares, nnls
 
-from .base import Capabilities, PerformanceModel, iterations, positive_target
-from .hardware_features import check_hardware_columns, hardware_frame
+from .base import Capabilities, iterations, positive_target
+from .hardware_features import HardwareModel, hardware_frame
 
 TERMS = ("fixed", "matrix", "vector", "memory", "ring", "latency")
 ROOF = slice(1, 4)  # the terms the smooth max joins: matrix, vector, memory
@@ -70,23 +70,16 @@ def term_columns(frame: pd.DataFrame, hardware: str | None) -> np.ndarray:
     )
 
 
-class GenericHardwareModel(PerformanceModel):
+class GenericHardwareModel(HardwareModel):
     name = "generic_hw"
     description = (
         "the generic model's compute and memory terms over the GPU's peak rates for the "
         "precision, communication over its link bandwidth (shares learned by NNLS)"
     )
-    min_points = 4
     capabilities = Capabilities(has_breakdown=True, per_iteration=True, across_hardware=True)
 
-    def __init__(self, hardware: str | None = None, seed: int = 0) -> None:
-        # A user's catalogue file (docs/hardware.md); None: the shipped catalogue.
-        self.hardware = hardware
-        self.seed = seed
-
     def fit(self, frame: pd.DataFrame) -> GenericHardwareModel:
-        self.check_enough(frame)
-        check_hardware_columns(frame, self.name, min_gpus=2)
+        self.check_points(frame)
         t_iter = positive_target(frame, self.name) / iterations(frame)
         columns = term_columns(frame, self.hardware)
         scale = np.maximum(np.abs(columns).max(axis=0), 1e-300)

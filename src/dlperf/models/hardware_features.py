@@ -1,5 +1,6 @@
 """What the models across hardware see of a GPU: each row's peak rates for its precision, memory
-bandwidth and link bandwidth, read from the catalogue by the row's ``gpu`` and ``precision``."""
+bandwidth and link bandwidth, read from the catalogue by the row's ``gpu`` and ``precision``;
+and the settings and check those models share."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pandas as pd
 
 from dlperf.hardware import load, rates
 
-from .base import InsufficientData
+from .base import InsufficientData, PerformanceModel
 
 HARDWARE_COLUMNS = ("gpu", "precision")
 
@@ -59,3 +60,20 @@ def leave_one_gpu_out(frame: pd.DataFrame) -> list[tuple[np.ndarray, np.ndarray]
     """(train, test) row positions, each GPU type held out once."""
     gpus = frame["gpu"].to_numpy()
     return [(np.flatnonzero(gpus != g), np.flatnonzero(gpus == g)) for g in gpu_types(frame)]
+
+
+class HardwareModel(PerformanceModel):
+    """A model fitted across GPU types: the catalogue it reads their figures from, and points
+    that name two or more GPU types."""
+
+    min_points = 4
+
+    def __init__(self, hardware: str | None = None, seed: int = 0) -> None:
+        # A user's catalogue file (docs/hardware.md); None: the shipped catalogue.
+        self.hardware = hardware
+        self.seed = seed
+
+    def check_points(self, frame: pd.DataFrame) -> None:
+        """InsufficientData unless the points are enough and name two or more GPU types."""
+        self.check_enough(frame)
+        check_hardware_columns(frame, self.name, min_gpus=2)
