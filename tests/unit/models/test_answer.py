@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from benchmarkscripts import load_benchmark
-from dlperf.models.answer import ANSWER, weighted_quantile
+from dlperf.models.answer import ANSWER, growth, half_width, weighted_quantile
 from dlperf.models.answer_explained import answer_warnings
 from dlperf.models.artifact import fit_framework
 from dlperf.models.prediction import predict_rows, prediction_table
@@ -338,3 +338,14 @@ def test_castello_leaves_out_the_latency_it_cannot_tell_from_the_bandwidth():
     assert model.latency_ == 0.0 and model.inv_bandwidth_ > 0
     far = frame.iloc[[1]].assign(procs=320, nodes=40, data_size=32 * 100 * 320)
     assert model.predict(far)[0] < 1.05 * 1.01
+
+
+def test_the_width_grows_slower_than_the_distance_and_adds_in_quadrature():
+    """log2(1 + D): one doubling counts fully, ten count 3.46 (the published tables' held-out
+    errors barely grow with distance); the scatter and the growth add as independent errors."""
+    far = np.array([0.0, 1.0, 3.0, 10.0])
+    assert np.allclose(growth(far, 1.0, "doublings"), np.log2(1.0 + far))
+    assert np.allclose(growth(far, 2.0, "relative"), np.log2(1.0 + far / 2.0))
+    assert np.allclose(growth(far, 2.0, "linear"), far)
+    assert np.allclose(half_width(0.03, np.array([0.0, 0.04]), "doublings"), [0.03, 0.05])
+    assert np.allclose(half_width(0.03, np.array([0.0, 0.04]), "linear"), [0.03, 0.07])
