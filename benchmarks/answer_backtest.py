@@ -183,6 +183,7 @@ OPTIONS = {
     "per_doubling": (0.15, 0.1, 0.2),
     "measured_growth": (False, True),
     "width": ("doublings", "relative", "linear"),
+    "distance": ("euclidean", "sum"),
     "collective": (True, False),
     "excluded": (("castello",), ()),
     "physics": (True, False),

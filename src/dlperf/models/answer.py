@@ -10,10 +10,11 @@ At each row asked:
 2. Centre: the median of their log times (of two, their geometric mean).
 3. Half-width in log time: sqrt(q^2 + (s log2(1 + D))^2), the two errors independent. q is
    the ``level`` quantile of the candidates' training residuals (the measurements' own
-   scatter); D the distance from the measured range in doublings, summed over workers, nodes
-   and batch size; s a constant, 0.15 in log time at 90 % (scaled by the normal quantile for
-   another level), chosen by leave-one-table-out. Errors grow with distance, but slower than
-   linearly (the published tables' held-out errors barely grow from 1 to 10 doublings).
+   scatter); D the distance from the measured range in doublings, the root of the sum of
+   squares over workers, nodes and batch size; s a constant, 0.15 in log time at 90 % (scaled
+   by the normal quantile for another level), chosen by leave-one-table-out. Errors grow with
+   distance, but slower than linearly (the published tables' held-out errors barely grow from
+   1 to 10 doublings).
 4. Physics: neither the centre nor the interval's lower end is faster than perfect scaling of
    the best per-worker throughput measured, d / (p x_best).
 """
@@ -45,12 +46,14 @@ class AnswerRules:
     measured on the fit's backtest (:func:`growth_scores`) where it has records, instead of the
     constant. ``width``: how distance widens the interval, "relative" (log2(1 + D / R), in
     quadrature with q), "doublings" (log2(1 + D), in quadrature) or "linear" (D, added to q).
+    ``distance``: how D combines the doublings in workers, nodes and batch size (:func:`distance`).
     ``collective``: only collective models are candidates. ``excluded``: models left out where
     two candidates remain without them. ``physics``: the perfect-scaling bound."""
 
     per_doubling: float = 0.15
     measured_growth: bool = False
     width: str = "doublings"
+    distance: str = "euclidean"
     collective: bool = True
     excluded: tuple[str, ...] = ("castello",)
     physics: bool = True
@@ -75,18 +78,21 @@ def candidates(artifact: dict, network: str, rules: AnswerRules = RULES) -> list
     return kept if len(kept) >= 2 else chosen
 
 
-def distance(measured: dict, rows: pd.DataFrame) -> np.ndarray:
-    """Per row: doublings beyond the measured range, summed over workers, nodes and batch size
-    (below the least measured level counts as well as above the largest)."""
+def distance(measured: dict, rows: pd.DataFrame, how: str = "euclidean") -> np.ndarray:
+    """Per row: doublings beyond the measured range in workers, nodes and batch size (below the
+    least measured level counts as well as above the largest), combined as ``how``: "euclidean"
+    (the root of their sum of squares: workers and nodes doubled together are one step of
+    sqrt(2), not 2) or "sum"."""
     total = np.zeros(len(rows))
+    power = 2.0 if how == "euclidean" else 1.0
     for column in ("procs", "nodes", "batch_size"):
         levels = measured.get(column) or []
         if not levels:
             continue
         asked = np.log2(rows[column].to_numpy(float))
         lo, hi = np.log2(min(levels)), np.log2(max(levels))
-        total += np.maximum(asked - hi, 0.0) + np.maximum(lo - asked, 0.0)
-    return total
+        total += (np.maximum(asked - hi, 0.0) + np.maximum(lo - asked, 0.0)) ** power
+    return total ** (1.0 / power)
 
 
 def span(measured: dict) -> float:
@@ -185,7 +191,8 @@ def growth_scores(artifact: dict, rules: AnswerRules = RULES) -> list[float]:
                     np.inf if row["log_error"] is None else row["log_error"]
                 )
         for (procs_in, nodes_in, nodes, procs, _), errors in rows.items():
-            far = np.log2(max(1.0, procs / procs_in)) + np.log2(max(1.0, nodes / nodes_in))
+            steps = (np.log2(max(1.0, procs / procs_in)), np.log2(max(1.0, nodes / nodes_in)))
+            far = float(np.hypot(*steps) if rules.distance == "euclidean" else sum(steps))
             if far > 0:
                 grown = growth(far, max(1.0, np.log2(procs_in / least)), rules.width)
                 found.append(float(min(abs(np.median(errors)), 10.0) / grown))
@@ -242,7 +249,7 @@ def answer_table(
     center = np.nanmedian(logs, axis=0)
     measured = artifact["networks"][network].get("measured") or {}
     grown = per_doubling(artifact, rules, level) * growth(
-        distance(measured, rows), span(measured), rules.width
+        distance(measured, rows, rules.distance), span(measured), rules.width
     )
     half = half_width(training_quantile(artifact, network, names, level), grown, rules.width)
     lo = center - half

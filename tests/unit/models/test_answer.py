@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from benchmarkscripts import load_benchmark
-from dlperf.models.answer import ANSWER, growth, half_width, weighted_quantile
+from dlperf.models.answer import ANSWER, distance, growth, half_width, weighted_quantile
 from dlperf.models.answer_explained import answer_warnings
 from dlperf.models.artifact import fit_framework
 from dlperf.models.prediction import predict_rows, prediction_table
@@ -349,3 +349,12 @@ def test_the_width_grows_slower_than_the_distance_and_adds_in_quadrature():
     assert np.allclose(growth(far, 2.0, "linear"), far)
     assert np.allclose(half_width(0.03, np.array([0.0, 0.04]), "doublings"), [0.03, 0.05])
     assert np.allclose(half_width(0.03, np.array([0.0, 0.04]), "linear"), [0.03, 0.07])
+
+
+def test_workers_and_nodes_doubled_together_are_one_diagonal_step():
+    """D is the root of the sum of squares of the doublings in each dimension: 4x the workers
+    on 4x the nodes is 2.83 doublings, not 4; one dimension alone is counted as it is."""
+    measured = {"procs": [1, 2, 4, 8], "nodes": [1], "batch_size": [32]}
+    rows = pd.DataFrame({"procs": [32, 32, 8], "nodes": [4, 1, 1], "batch_size": [32, 32, 128]})
+    assert np.allclose(distance(measured, rows), [np.sqrt(8.0), 2.0, 2.0])
+    assert np.allclose(distance(measured, rows, "sum"), [4.0, 2.0, 2.0])
