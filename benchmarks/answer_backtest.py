@@ -180,14 +180,19 @@ def markdown(results: list[tuple[str, pd.DataFrame | None]]) -> str:
 # The answer's rules and their candidate values (dlperf.models.answer.AnswerRules), the shipped
 # one first: each other value is tried with the other rules as shipped.
 OPTIONS = {
-    "per_doubling": (0.1, 0.05, 0.2),
-    "measured_growth": (True, False),
+    "per_doubling": (0.15, 0.1, 0.2),
+    "measured_growth": (False, True),
+    "width": ("doublings", "relative", "linear"),
+    "distance": ("euclidean", "sum"),
     "collective": (True, False),
     "excluded": (("castello",), ()),
-    "center": ("median", "mean"),
-    "spread": (False, True),
     "physics": (True, False),
 }
+# Imposed on every table's choice, from data other than these tables: the "relative" width
+# (log2(1 + D / R)) and the growth measured on the backtest score lower here but cover 49 % and
+# 68 % of the 2 %-noise log law's held-out points (benchmarks/answer_calibration.py; the unit
+# tests hold it to 85 %).
+IMPOSED = {"width": "doublings", "measured_growth": False}
 
 
 def cut_tables(shared: Path, only: str | None, refits: int, cache: Path | None) -> dict:
@@ -282,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.leave_one_table_out:
         cuts = cut_tables(args.shared, args.only, args.refits, args.cache)
         evaluated = evaluate(cuts, OPTIONS)
-        chosen, held = leave_one_table_out(evaluated)
+        chosen, held = leave_one_table_out(evaluated, IMPOSED)
         text = loto_markdown(cuts, chosen, held) + "\n\n" + rule_effects(evaluated)
         print(text, flush=True)
         if args.write is not None:

@@ -8,11 +8,13 @@ At each row asked:
    castello, loglin) that predict a positive time there, castello only where it is needed to
    have two (:data:`RULES`); every fitted model when no collective model was fitted.
 2. Centre: the median of their log times (of two, their geometric mean).
-3. Half-width in log time: q + s D. q is the ``level`` quantile of the candidates' training
-   residuals (the measurements' own scatter); D the distance from the measured range in
-   doublings, summed over workers, nodes and batch size; s the log error per doubling, the
-   ``level`` quantile of the answer's own backtest errors per doubling over the fit's networks
-   (:func:`growth_scores`), or a prior of 0.1 at 90 % where the fit has no backtest record.
+3. Half-width in log time: sqrt(q^2 + (s log2(1 + D))^2), the two errors independent. q is
+   the ``level`` quantile of the candidates' training residuals (the measurements' own
+   scatter); D the distance from the measured range in doublings, the root of the sum of
+   squares over workers, nodes and batch size; s a constant, 0.15 in log time at 90 % (scaled
+   by the normal quantile for another level), chosen by leave-one-table-out. Errors grow with
+   distance, but slower than linearly (the published tables' held-out errors barely grow from
+   1 to 10 doublings).
 4. Physics: neither the centre nor the interval's lower end is faster than perfect scaling of
    the best per-worker throughput measured, d / (p x_best).
 """
@@ -40,20 +42,20 @@ class AnswerRules:
     """The answer's choices that data decide, each chosen by leave-one-table-out
     (benchmarks/answer_backtest.py --leave-one-table-out; docs/model.md lists each one's effect).
 
-    ``per_doubling``: s, the 90 % log error added per doubling of distance from the measured
-    range, where the backtest cannot measure it. ``measured_growth``: s measured on the fit's
-    backtest (:func:`growth_scores`) where it has records. ``collective``: only collective
-    models are candidates. ``excluded``: models left out where two candidates remain without
-    them. ``center``: "median" or "mean" of the candidates' log times.
-    ``spread``: add the candidates' largest distance from the centre (their disagreement) to
-    the half-width. ``physics``: the perfect-scaling bound."""
+    ``per_doubling``: s, the 90 % log error per unit of :func:`growth`. ``measured_growth``: s
+    measured on the fit's backtest (:func:`growth_scores`) where it has records, instead of the
+    constant. ``width``: how distance widens the interval, "relative" (log2(1 + D / R), in
+    quadrature with q), "doublings" (log2(1 + D), in quadrature) or "linear" (D, added to q).
+    ``distance``: how D combines the doublings in workers, nodes and batch size (:func:`distance`).
+    ``collective``: only collective models are candidates. ``excluded``: models left out where
+    two candidates remain without them. ``physics``: the perfect-scaling bound."""
 
-    per_doubling: float = 0.1
-    measured_growth: bool = True
+    per_doubling: float = 0.15
+    measured_growth: bool = False
+    width: str = "doublings"
+    distance: str = "euclidean"
     collective: bool = True
     excluded: tuple[str, ...] = ("castello",)
-    center: str = "median"
-    spread: bool = False
     physics: bool = True
 
 
@@ -76,18 +78,42 @@ def candidates(artifact: dict, network: str, rules: AnswerRules = RULES) -> list
     return kept if len(kept) >= 2 else chosen
 
 
-def distance(measured: dict, rows: pd.DataFrame) -> np.ndarray:
-    """Per row: doublings beyond the measured range, summed over workers, nodes and batch size
-    (below the least measured level counts as well as above the largest)."""
+def distance(measured: dict, rows: pd.DataFrame, how: str = "euclidean") -> np.ndarray:
+    """Per row: doublings beyond the measured range in workers, nodes and batch size (below the
+    least measured level counts as well as above the largest), combined as ``how``: "euclidean"
+    (the root of their sum of squares: workers and nodes doubled together are one step of
+    sqrt(2), not 2) or "sum"."""
     total = np.zeros(len(rows))
+    power = 2.0 if how == "euclidean" else 1.0
     for column in ("procs", "nodes", "batch_size"):
         levels = measured.get(column) or []
         if not levels:
             continue
         asked = np.log2(rows[column].to_numpy(float))
         lo, hi = np.log2(min(levels)), np.log2(max(levels))
-        total += np.maximum(asked - hi, 0.0) + np.maximum(lo - asked, 0.0)
-    return total
+        total += (np.maximum(asked - hi, 0.0) + np.maximum(lo - asked, 0.0)) ** power
+    return total ** (1.0 / power)
+
+
+def span(measured: dict) -> float:
+    """R: the doublings the measured worker counts span, at least one."""
+    levels = measured.get("procs") or [1]
+    return max(1.0, float(np.log2(max(levels) / min(levels))))
+
+
+def growth(doublings, spanned: float, width: str) -> np.ndarray:
+    """The factor s multiplies at ``doublings`` beyond a measured range spanning ``spanned``
+    doublings of workers, as ``width`` (:class:`AnswerRules`) grows it."""
+    doublings = np.asarray(doublings, float)
+    if width == "linear":
+        return doublings
+    return np.log2(1.0 + doublings / (spanned if width == "relative" else 1.0))
+
+
+def half_width(scatter: float, grown: np.ndarray, width: str) -> np.ndarray:
+    """The measurements' scatter and the growth with distance, combined: added for "linear",
+    in quadrature (independent errors) otherwise."""
+    return scatter + grown if width == "linear" else np.hypot(scatter, grown)
 
 
 def fastest_epoch(measured: dict, rows: pd.DataFrame) -> np.ndarray:
@@ -149,12 +175,13 @@ def training_quantile(artifact: dict, network: str, names: list[str], level: flo
 
 
 def growth_scores(artifact: dict, rules: AnswerRules = RULES) -> list[float]:
-    """The answer's backtest errors per doubling of distance, pooled over the artifact's
+    """The answer's backtest errors per unit of :func:`growth`, pooled over the artifact's
     networks: at each record (network, cutoff, configuration asked) |median of its candidates'
-    log errors| / the record's distance in doublings (:func:`distance` from the refit's range)."""
+    log errors| / the growth at the record's distance in doublings from the refit's range."""
     found = []
     for network, info in artifact.get("networks", {}).items():
         names = candidates(artifact, network, rules)
+        least = min((info.get("measured") or {}).get("procs") or [1])
         rows: dict[tuple, list[float]] = {}
         for name in names:
             for row in ((info.get("backtest") or {}).get("models") or {}).get(name) or []:
@@ -164,9 +191,11 @@ def growth_scores(artifact: dict, rules: AnswerRules = RULES) -> list[float]:
                     np.inf if row["log_error"] is None else row["log_error"]
                 )
         for (procs_in, nodes_in, nodes, procs, _), errors in rows.items():
-            far = np.log2(max(1.0, procs / procs_in)) + np.log2(max(1.0, nodes / nodes_in))
+            steps = (np.log2(max(1.0, procs / procs_in)), np.log2(max(1.0, nodes / nodes_in)))
+            far = float(np.hypot(*steps) if rules.distance == "euclidean" else sum(steps))
             if far > 0:
-                found.append(float(min(abs(np.median(errors)), 10.0) / far))
+                grown = growth(far, max(1.0, np.log2(procs_in / least)), rules.width)
+                found.append(float(min(abs(np.median(errors)), 10.0) / grown))
     return found
 
 
@@ -217,13 +246,12 @@ def answer_table(
             "configurations"
         )
     logs = np.where(usable, np.log(np.where(usable, epochs, 1.0)), np.nan)
-    center = np.nanmedian(logs, axis=0) if rules.center == "median" else np.nanmean(logs, axis=0)
+    center = np.nanmedian(logs, axis=0)
     measured = artifact["networks"][network].get("measured") or {}
-    half = training_quantile(artifact, network, names, level) + per_doubling(
-        artifact, rules, level
-    ) * distance(measured, rows)
-    if rules.spread:
-        half = half + np.nanmax(np.abs(logs - center), axis=0)
+    grown = per_doubling(artifact, rules, level) * growth(
+        distance(measured, rows, rules.distance), span(measured), rules.width
+    )
+    half = half_width(training_quantile(artifact, network, names, level), grown, rules.width)
     lo = center - half
     if rules.physics:
         # Raised to the bound, the centre keeps its half-width above it.
@@ -239,9 +267,8 @@ def answer_table(
     out["samples_per_s_lo"] = data / out["epoch_time_hi_s"]
     out["samples_per_s_hi"] = data / out["epoch_time_lo_s"]
     out["ratio"] = asked_ratios(measured, rows)
-    verb = "median" if rules.center == "median" else "geometric mean"
     out["models"] = [
-        f"{verb} of " + ", ".join(m for m, ok in zip(names, usable[:, i], strict=True) if ok)
+        "median of " + ", ".join(m for m, ok in zip(names, usable[:, i], strict=True) if ok)
         for i in range(len(rows))
     ]
     return out

@@ -21,8 +21,9 @@ def answer_block(artifact: dict, network: str) -> dict:
         why = (
             f"the median in log time of {', '.join(names)} (the fitted models that cost the "
             "all-reduce, else every fitted model); interval: the models' training scatter "
-            f"plus {growth:.3g} in log time per doubling beyond the measured workers, nodes and "
-            f"batch sizes at 90 % ({_growth_source(artifact)}); never faster than perfect "
+            f"and {growth:.3g} in log time times log2(1 + D), D the doublings beyond the "
+            "measured workers, nodes and batch sizes, combined in quadrature at 90 % "
+            f"({_growth_source(artifact)}); never faster than perfect "
             "scaling of the best per-worker throughput measured"
         )
     method = answer.__doc__.split("\n\n")[1].replace("\n", " ")
@@ -53,7 +54,8 @@ def answer_warnings(artifact: dict, network: str, rows: pd.DataFrame | None = No
             found.append(
                 f"{int((far > 0).sum())} of the rows lie beyond the measured workers, nodes or "
                 f"batch sizes (up to {far.max():.1f} doublings): the answer's interval grows by "
-                f"{per_doubling(artifact, RULES, CALIBRATED_LEVEL):.3g} in log time per doubling "
+                f"{per_doubling(artifact, RULES, CALIBRATED_LEVEL):.3g} in log time times "
+                "log2(1 + doublings) "
                 f"({_growth_source(artifact)}), not by measurements there"
             )
     if len(measured.get("batch_size") or []) == 1:

@@ -185,5 +185,5 @@ def answer_figure(
         f"Epoch time of {data} samples at batch {batch} per worker: measured (dots) and the "
         f"answer (line) with its {INTERVAL_LEVEL:.0%} interval (band) from 1 to {reach} "
         "workers; right of the dotted line the workers were not measured and the band widens "
-        "with the distance, as calibrated on the backtest (docs/model.md).",
+        "with the distance, as chosen on published tables left out (docs/model.md).",
     )

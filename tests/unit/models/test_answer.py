@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from benchmarkscripts import load_benchmark
-from dlperf.models.answer import ANSWER, weighted_quantile
+from dlperf.models.answer import ANSWER, distance, growth, half_width, weighted_quantile
 from dlperf.models.answer_explained import answer_warnings
 from dlperf.models.artifact import fit_framework
 from dlperf.models.prediction import predict_rows, prediction_table
@@ -78,7 +78,7 @@ def test_coverage_on_a_known_law_is_at_least_85_percent_and_sharp(noise, seed, w
     """Train on 1-8 workers of 40 series of a known law, ask 16 and 32 (80 held-out points).
     The growth per doubling is one constant chosen on the published tables left out, not fitted
     to this law, so coverage is held to the target (>= 85 %) and the interval to a width: the
-    median half-width in log time at most ``widest`` (0.12 and 0.23 measured)."""
+    median half-width in log time at most ``widest`` (0.170 and 0.171 measured)."""
     points = series(40, [1, 2, 4, 8, 16, 32], noise, seed=seed)
     train, test = points[points["procs"] <= 8], points[points["procs"] > 8]
     artifact = fit_framework(train, "pytorch", MODELS, seed=0, refits=5)
@@ -338,3 +338,23 @@ def test_castello_leaves_out_the_latency_it_cannot_tell_from_the_bandwidth():
     assert model.latency_ == 0.0 and model.inv_bandwidth_ > 0
     far = frame.iloc[[1]].assign(procs=320, nodes=40, data_size=32 * 100 * 320)
     assert model.predict(far)[0] < 1.05 * 1.01
+
+
+def test_the_width_grows_slower_than_the_distance_and_adds_in_quadrature():
+    """log2(1 + D): one doubling counts fully, ten count 3.46 (the published tables' held-out
+    errors barely grow with distance); the scatter and the growth add as independent errors."""
+    far = np.array([0.0, 1.0, 3.0, 10.0])
+    assert np.allclose(growth(far, 1.0, "doublings"), np.log2(1.0 + far))
+    assert np.allclose(growth(far, 2.0, "relative"), np.log2(1.0 + far / 2.0))
+    assert np.allclose(growth(far, 2.0, "linear"), far)
+    assert np.allclose(half_width(0.03, np.array([0.0, 0.04]), "doublings"), [0.03, 0.05])
+    assert np.allclose(half_width(0.03, np.array([0.0, 0.04]), "linear"), [0.03, 0.07])
+
+
+def test_workers_and_nodes_doubled_together_are_one_diagonal_step():
+    """D is the root of the sum of squares of the doublings in each dimension: 4x the workers
+    on 4x the nodes is 2.83 doublings, not 4; one dimension alone is counted as it is."""
+    measured = {"procs": [1, 2, 4, 8], "nodes": [1], "batch_size": [32]}
+    rows = pd.DataFrame({"procs": [32, 32, 8], "nodes": [4, 1, 1], "batch_size": [32, 32, 128]})
+    assert np.allclose(distance(measured, rows), [np.sqrt(8.0), 2.0, 2.0])
+    assert np.allclose(distance(measured, rows, "sum"), [4.0, 2.0, 2.0])
