@@ -109,6 +109,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def separator_given_as_value(argv: list[str]) -> str | None:
+    """The option given as ``--option=--`` before the end of the options, if any."""
+    for token in argv:
+        if token == "--":
+            return None
+        option, equals, value = token.partition("=")
+        if token.startswith("-") and equals and value == "--":
+            return option
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     if not (sys.argv[1:] if argv is None else argv):
@@ -116,6 +127,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     args, unknown = parser.parse_known_args(argv)
+    emptied = separator_given_as_value(sys.argv[1:] if argv is None else argv)
+    if emptied:
+        # argparse drops a '--' given as '--option=--' and stores an empty list.
+        parser.commands[args.command].error(
+            f"{emptied}=--: '--' marks the end of the options and cannot be a value; give "
+            f"{emptied} a value"
+        )
     if unknown:
         # Named by the command they were given to: argparse would say only "dlperf: error".
         parser.commands[args.command].error(
