@@ -91,12 +91,15 @@ def validate(
     out_points: PathLike,
     out_summary: PathLike,
     n_boot: int = 1000,
+    hardware: str | None = None,
 ) -> pd.DataFrame:
     from dlperf.measurements.timings_files import load_all_points
     from dlperf.validate.crossval import cross_validate
 
     points = load_all_points(timings_csv)
-    predictions, summary = cross_validate(points, framework, models, protocols, seed, n_boot)
+    predictions, summary = cross_validate(
+        points, framework, models, protocols, seed, n_boot, hardware
+    )
     # The same results in the same order whatever order the config lists protocols and models.
     predictions = predictions.sort_values(
         ["network", "protocol", "model", "fold"], kind="stable"
@@ -209,6 +212,7 @@ def validate_frameworks(
     out_dir: PathLike,
     n_boot: int = 1000,
     combined: PathLike | None = None,
+    hardware: str | None = None,
 ) -> dict[str, pd.DataFrame]:
     """:func:`validate` each framework into ``out_dir`` (:func:`validation_files`), and the
     summaries together into ``combined`` when given. Returns each framework's summary."""
@@ -216,7 +220,7 @@ def validate_frameworks(
     for framework in frameworks:
         points, summary = validation_files(out_dir, framework)
         summaries[framework] = validate(
-            timings_csv, framework, models, protocols, seed, points, summary, n_boot=n_boot
+            timings_csv, framework, models, protocols, seed, points, summary, n_boot, hardware
         )
     if combined is not None:
         combine([validation_files(out_dir, f)[1] for f in frameworks], combined)

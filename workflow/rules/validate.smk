@@ -29,6 +29,7 @@ rule validate:
                 "models": config["models"],
                 "validation": config["validation"],
                 "seed": config["seed"],
+                "hardware": config["hardware"],
             },
             sort_keys=True,
         ),

@@ -12,9 +12,14 @@ from dlperf.cli import arguments as arg
 
 
 def _on_timings(sub, command: str, command_help: str, config_help: str):
-    """The parser of a command that fits on the timings with the config's models and seed."""
+    """The parser of a command that fits on the timings with the config's models and seed, and
+    the user's GPU catalogue."""
     parents = [arg.timings_input(), arg.config_options(config_help), arg.seed_option()]
-    return sub.add_parser(command, help=command_help, parents=parents)
+    p = sub.add_parser(command, help=command_help, parents=parents)
+    p.add_argument(
+        "--hardware", help="your own GPU catalogue (YAML; docs/hardware.md); config key hardware"
+    )
+    return p
 
 
 def add_fit(sub) -> None:
@@ -25,9 +30,6 @@ def add_fit(sub) -> None:
         "--interval-refits",
         type=arg.NON_NEGATIVE,
         help="bootstrap refits per model for its prediction interval (default 20; 0: none)",
-    )
-    p.add_argument(
-        "--hardware", help="your own GPU catalogue (YAML; docs/hardware.md); config key hardware"
     )
     p.add_argument(
         "--max-disturbed",
@@ -153,6 +155,7 @@ def run_validate(args: argparse.Namespace) -> int:
         args.out,
         n_boot=config["validation"]["bootstrap"],
         combined=combined,
+        hardware=args.hardware or config.get("hardware"),
     )
     for framework, summary in summaries.items():
         shown = summary[["network", "model", "protocol", "status", "mape"]]

@@ -211,12 +211,20 @@ def _across_hardware(name: str) -> bool:
     return capabilities_of(MODELS[name]).across_hardware
 
 
-def _with_hardware_models(models: dict[str, dict], protocols: dict) -> dict[str, dict]:
+def _with_hardware_models(
+    models: dict[str, dict], protocols: dict, hardware: str | None
+) -> dict[str, dict]:
     """The configured models, plus the models across hardware when cross_hardware is asked and
-    none is configured (they are fitted only on timings of several GPU types)."""
-    if "cross_hardware" not in protocols or any(_across_hardware(n) for n in models):
+    none is configured (they are fitted only on timings of several GPU types); those read the
+    user's catalogue ``hardware`` where one is given and their settings name none."""
+    if "cross_hardware" in protocols and not any(_across_hardware(n) for n in models):
+        models = {**models, **{n: {} for n in MODELS if _across_hardware(n)}}
+    if hardware is None:
         return models
-    return {**models, **{n: {} for n in MODELS if _across_hardware(n)}}
+    return {
+        name: {"hardware": hardware, **(settings or {})} if _across_hardware(name) else settings
+        for name, settings in models.items()
+    }
 
 
 def cross_validate(
@@ -226,8 +234,10 @@ def cross_validate(
     protocols: dict[str, dict],
     seed: int = 0,
     n_boot: int = 1000,
+    hardware: str | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(per-point held-out predictions, summary) for every network x model x protocol."""
+    """(per-point held-out predictions, summary) for every network x model x protocol; the
+    models across hardware read the user's GPU catalogue ``hardware`` (docs/hardware.md)."""
     unknown = [p for p in protocols if p not in PROTOCOLS]
     if unknown:
         raise UnknownName(
@@ -237,7 +247,7 @@ def cross_validate(
     # A network measured on several GPU types or precisions: one series each (as_series),
     # except for cross_hardware, which holds out each GPU type of the network trained.
     selected = as_series(points[points["framework"] == framework].reset_index(drop=True))
-    models = _with_hardware_models(models, protocols)
+    models = _with_hardware_models(models, protocols, hardware)
     fits = _Fits(seed)
     held_out, summary = [], []
     groups = [
