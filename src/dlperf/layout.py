@@ -74,11 +74,12 @@ PER_FRAMEWORK = {
 #: Our own tables: only a study that benchmarks has them.
 OWN_TABLES = (TIMINGS, TIMINGS_PARQUET, FAILURES)
 
-#: What an archive holds besides ``results/...``: its manifest, the configuration and the
-#: external timings (by their file name).
+#: What an archive holds besides ``results/...``: its manifest, the configuration, the
+#: external timings and the user's GPU catalogue (each by its file name).
 ARCHIVE_MANIFEST = "ro-crate-metadata.json"
 ARCHIVE_CONFIG = CONFIG
 ARCHIVE_EXTERNAL = "external"
+ARCHIVE_HARDWARE = "hardware"
 #: Beside an archive, its own SHA-256 (``sha256sum`` format), to be recorded elsewhere.
 ARCHIVE_DIGEST_SUFFIX = ".sha256"
 
@@ -101,6 +102,22 @@ def accumulation_from_suffix(suffix: str) -> int:
 def external_member(external: str | os.PathLike) -> str:
     """The archive member of a study's external timings file."""
     return f"{ARCHIVE_EXTERNAL}/{PurePosixPath(os.fspath(external)).name}"
+
+
+def hardware_member(catalogue: str | os.PathLike) -> str:
+    """The archive member of a study's own GPU catalogue (config key ``hardware``)."""
+    return f"{ARCHIVE_HARDWARE}/{PurePosixPath(os.fspath(catalogue)).name}"
+
+
+def inputs_from_outside(config: dict) -> dict[str, str]:
+    """The files a study reads from outside its results, by their archive member: without
+    them nothing of it reproduces."""
+    found = {}
+    if config.get("external_timings"):
+        found[external_member(config["external_timings"])] = config["external_timings"]
+    if config.get("hardware"):
+        found[hardware_member(config["hardware"])] = config["hardware"]
+    return found
 
 
 class _Below:

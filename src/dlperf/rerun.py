@@ -17,9 +17,11 @@ from dlperf.layout import (
     ADAPTIVE_ROUND,
     ARCHIVE_CONFIG,
     ARCHIVE_EXTERNAL,
+    ARCHIVE_HARDWARE,
     RESULTS,
     WORKFLOW,
     StudyLayout,
+    hardware_member,
 )
 from dlperf.study import archive
 
@@ -54,6 +56,7 @@ def needed(name: str) -> bool:
             f"{WORKFLOW.models}/",
             f"{WORKFLOW.validation}/",
             f"{ARCHIVE_EXTERNAL}/",
+            f"{ARCHIVE_HARDWARE}/",
         )
     )
 
@@ -70,10 +73,12 @@ def rerun(root: Path, config: dict, report: bool) -> dict[str, Path]:
     timings = [root / n for n in own + external]
     fresh = StudyLayout(str(root / "fresh"))
     frameworks = sorted(f for n in names if (f := WORKFLOW.framework_of_model(n)) is not None)
+    # The study's own GPU catalogue, as archived: the path the config names may not exist here.
+    hardware = str(root / hardware_member(config["hardware"])) if config.get("hardware") else None
     compared = {}
     for framework in frameworks:
         out = Path(fresh.model(framework))
-        stages.fit(timings, framework, config["models"], config["seed"], out)
+        stages.fit(timings, framework, config["models"], config["seed"], out, hardware=hardware)
         compared[WORKFLOW.model(framework)] = out
     validation = config.get("validation", {})
     for framework in frameworks:
@@ -88,6 +93,7 @@ def rerun(root: Path, config: dict, report: bool) -> dict[str, Path]:
             points,
             summary,
             n_boot=validation.get("bootstrap", 1000),
+            hardware=hardware,
         )
         compared[WORKFLOW.validation_points(framework)] = points
         compared[WORKFLOW.validation_summary_of(framework)] = summary
@@ -103,6 +109,7 @@ def rerun(root: Path, config: dict, report: bool) -> dict[str, Path]:
             summary=Path(archived.validation_summary),
             predictions=[Path(archived.validation_points(f)) for f in frameworks],
             config=config,
+            hardware=hardware,
             results_dir=Path(archived.root),
             adaptive_rounds=sorted(Path(archived.adaptive).glob(ADAPTIVE_ROUND.format("*"))),
         )

@@ -59,6 +59,8 @@ try:
         if MACHINE_PROBLEMS:
             raise dlperf.config.ConfigError("\n".join(MACHINE_PROBLEMS))
     EXTERNAL = config["external_timings"]
+    # The user's own GPU catalogue (docs/hardware.md), an input of fit, validate and report.
+    HARDWARE = [config["hardware"]] if config["hardware"] else []
     EXTERNAL_FRAMEWORKS = dlperf.study.outputs.external_frameworks(config)
 except (dlperf.config.ConfigError, ValueError, FileNotFoundError) as error:
     raise WorkflowError(str(error)) from None

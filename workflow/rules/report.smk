@@ -9,6 +9,7 @@ rule report:
         summary=LAYOUT.validation_summary,
         predictions=expand(LAYOUT.validation_points("{framework}"), framework=MODELLED),
         rounds=adaptive_round_files if config["adaptive"]["enabled"] else [],
+        hardware=HARDWARE,
     output:
         html=report(
             LAYOUT.report,

@@ -40,13 +40,15 @@ def run_report(args: argparse.Namespace) -> int:
     from dlperf import stages
     from dlperf.report.study import ReportSources
 
+    config = arg.config_of(args, sweep=False)
     sources = ReportSources(
         timings=args.timings,
         failures=args.failures,
         models=args.models,
         summary=args.summary,
         predictions=args.predictions,
-        config=arg.config_of(args, sweep=False),
+        config=config,
+        hardware=config.get("hardware"),
         results_dir=args.results,
         adaptive_rounds=args.adaptive_rounds,
     )

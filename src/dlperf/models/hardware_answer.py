@@ -181,7 +181,7 @@ def summary(
     catalogue = load(hardware)
     return {
         "status": "ok",
-        "models": {name: model.to_dict() for name, model in fitted.items()},
+        "models": {name: _without_catalogue(model.to_dict()) for name, model in fitted.items()},
         "weights": weights,
         "level": level,
         "interval_factors": factors,
@@ -189,6 +189,14 @@ def summary(
         "gpus": sorted({catalogue.match(g).name for g in tested.frame["gpu"].unique()}),
         "hardware_range": hardware_range(tested.frame, hardware),
     }
+
+
+def _without_catalogue(entry: dict) -> dict:
+    """A fitted model's entry without the path of the catalogue it read: that path is this
+    machine's, and an artifact that named it would not reproduce elsewhere; whoever asks gives
+    the catalogue again (:func:`answer_at`)."""
+    settings = {k: v for k, v in entry["settings"].items() if k != "hardware"}
+    return {**entry, "settings": settings}
 
 
 def answer_at(block: dict, rows: pd.DataFrame, hardware: str | None = None) -> HardwareAnswer:
@@ -263,7 +271,7 @@ def fit_across_hardware(points: pd.DataFrame, hardware: str | None = None) -> di
             )
             block = summary(tested, hardware=hardware)
             lattuada = make_model("lattuada_hw", {"hardware": hardware}).fit(series)
-            block["apart"] = {"lattuada_hw": lattuada.to_dict()}
+            block["apart"] = {"lattuada_hw": _without_catalogue(lattuada.to_dict())}
         except DlperfError as exc:
             block = {"status": "not_fitted", "reason": str(exc)}
         blocks.setdefault(str(network), {})[str(precision)] = block

@@ -72,7 +72,7 @@ def target_plan(study) -> pd.DataFrame:
     target = _target(study)
     if not target:
         return pd.DataFrame()
-    hardware = study.config.get("hardware")
+    hardware = study.hardware
     deadline = parse_duration(str(target["deadline"]))
     frames = []
     for framework, network, precision, block in _answers(study.artifacts):
@@ -122,7 +122,7 @@ def _span(lo: float | None, hi: float | None) -> str:
 def datasheet_table(study) -> pd.DataFrame:
     """The catalogue's figures of the GPU types ``report.target.gpus`` names and of those the
     study measured, one row each."""
-    catalogue = load(study.config.get("hardware"))
+    catalogue = load(study.hardware)
     seen = gpu_names(study.points["gpu"]) if "gpu" in study.points else pd.Series(dtype=str)
     measured = {catalogue.match(g).name for g in seen.unique() if g}
     named = [catalogue.match(g).name for g in _target(study).get("gpus", [])]

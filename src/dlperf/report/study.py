@@ -28,6 +28,7 @@ class ReportSources:
     summary: PathLike  # the validation summary
     predictions: Sequence[PathLike]  # held-out predictions, one table per framework
     config: dict  # the workflow configuration the study ran with
+    hardware: PathLike | None = None  # the user's GPU catalogue (config key hardware), if any
     results_dir: PathLike | None = None  # the study's results, for its superseded records
     adaptive_rounds: Sequence[PathLike] = ()  # round files of an adaptive sweep
 
@@ -41,6 +42,7 @@ class Study:
     summary: pd.DataFrame  # validation summary (results/validation/summary.csv)
     predictions: pd.DataFrame  # held-out predictions (results/validation/<framework>.csv)
     config: dict  # the workflow configuration the study ran with
+    hardware: str | None = None  # the user's GPU catalogue beside the shipped one, if any
     # Run records measured again on purpose whose old version results/history keeps (None: the
     # report was not told where the study's results are).
     superseded_records: int | None = None
@@ -82,6 +84,7 @@ class Study:
             summary=tables.read_csv(sources.summary),
             predictions=held_out,
             config=sources.config,
+            hardware=None if sources.hardware is None else str(sources.hardware),
             superseded_records=(
                 count_superseded(sources.results_dir) if sources.results_dir else None
             ),

@@ -34,7 +34,7 @@ from dlperf.errors import DlperfError
 from dlperf.io import atomic_path, atomic_write_text, dumps_json, read_json
 from dlperf.layout import ARCHIVE_CONFIG as CONFIG
 from dlperf.layout import ARCHIVE_MANIFEST as MANIFEST
-from dlperf.layout import RELATIVE, WORKFLOW, archive_digest_of, external_member
+from dlperf.layout import RELATIVE, WORKFLOW, archive_digest_of, inputs_from_outside
 from dlperf.study import crate
 from dlperf.study.outputs import Produced, not_the_configs
 
@@ -67,9 +67,7 @@ def required_members(config: dict, names: Iterable[str]) -> list[str]:
     if frameworks:
         required |= {WORKFLOW.timings, WORKFLOW.failures}
         required |= {WORKFLOW.env(f) for f in frameworks}
-    external = config.get("external_timings")
-    if external:
-        required.add(external_member(external))
+    required |= set(inputs_from_outside(config))
     fitted = {f for n in names if (f := WORKFLOW.framework_of_model(n)) is not None}
     for framework in set(frameworks) | fitted:
         required |= {
@@ -142,10 +140,8 @@ def create(results: str | os.PathLike, config: dict, out: str | os.PathLike) -> 
         for p in collect(results)
         if produced.holds(relative := p.relative_to(results).as_posix())
     }
-    external = config.get("external_timings")
-    if external:
-        # Measurements made elsewhere are part of the study: without them nothing reproduces.
-        sources[external_member(external)] = Path(external)
+    # Measurements made elsewhere and the user's GPU catalogue are part of the study.
+    sources |= {member: Path(path) for member, path in inputs_from_outside(config).items()}
     missing = required_members(config, {*sources, CONFIG})
     if missing:
         raise ArchiveError(

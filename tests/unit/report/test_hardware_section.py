@@ -21,7 +21,9 @@ def study(gpus, target=None) -> SimpleNamespace:
     points = gpu_points(gpus)
     artifact = fit_framework(points, "pytorch", {"usl": {}}, seed=0, refits=2)
     config = {"report": {"target": target}} if target else {}
-    return SimpleNamespace(artifacts={"pytorch": artifact}, points=points, config=config)
+    return SimpleNamespace(
+        artifacts={"pytorch": artifact}, points=points, config=config, hardware=None
+    )
 
 
 def html_of(section) -> str:
