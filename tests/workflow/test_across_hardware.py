@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 import yaml
-from snakerun import external_only, snakemake
+from snakerun import external_only, planned_jobs, snakemake
 
 from gpupoints import gpu_points
 
@@ -70,3 +70,46 @@ def test_a_gpu_not_measured_is_predicted_from_two_measured(workflow_bin, repo, t
     for gpu, near in (("NVIDIA A100-SXM4-80GB", True), ("NVIDIA V100-SXM2-16GB", False)):
         error = np.abs(predicted / at.loc[gpu].loc[[1, 4]].to_numpy() - 1)
         assert (error.max() < 0.2) if near else (error.min() > 0.3), (gpu, error)
+
+
+CATALOGUE = """\
+sources:
+  mine: {title: "our vendor's sheet", url: "https://example.org/sheet.pdf"}
+gpus:
+  - name: Z9000
+    vendor: Example
+    peak_tflops: {fp32: 50, tf32: 200, fp16: 400, bf16: 400}
+    memory_gb: 64
+    memory_bandwidth_gbs: 3000
+    link: {name: "PCIe Gen5 x16", bandwidth_gbs: 128}
+    sources: {peak_tflops: mine, memory: mine, link: mine}
+"""
+
+
+def test_a_study_with_its_own_gpu_catalogue_runs_to_the_report(workflow_bin, repo, tmp_path):
+    """A GPU only the user's catalogue holds: fit, cross_hardware validation and the report
+    read the catalogue (config key hardware), and editing it re-runs them."""
+    catalogue = tmp_path / "gpus.yaml"
+    catalogue.write_text(CATALOGUE)
+    timings = tmp_path / "three-gpus.csv"
+    points = gpu_points()
+    points[points["gpu"] != "H100-SXM5-80GB"].replace({"A10": "Z9000"}).to_csv(timings, index=False)
+    config = external_only(
+        timings,
+        models={"ernest": {}},
+        hardware=str(catalogue),
+        validation={"protocols": {"cross_hardware": {}}, "bootstrap": 20},
+        preflight={"max_disturbed_fraction": 1.0},
+    )
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump(config))
+    proc = snakemake(workflow_bin, repo, tmp_path, "report", configfile=path, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    summary = (tmp_path / "results" / "validation" / "summary.csv").read_text()
+    assert "generic_hw" in summary and ",cross_hardware,ok," in summary, summary
+    assert "Z9000" in (tmp_path / "results" / "report" / "index.html").read_text()
+    catalogue.write_text(CATALOGUE.replace("memory_gb: 64", "memory_gb: 96"))
+    plan = planned_jobs(
+        snakemake(workflow_bin, repo, tmp_path, "report", "-n", configfile=path, timeout=300)
+    )
+    assert {"fit", "validate", "report"} <= set(plan), plan
