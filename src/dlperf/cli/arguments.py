@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -75,10 +75,15 @@ def writable(kind: str) -> Callable[[str], str]:
             raise argparse.ArgumentTypeError(
                 f"cannot write {text!r}: {folder} is a file, not a directory; choose another path"
             )
-        if not os.access(folder, os.W_OK | os.X_OK):
+        try:
+            # A file made and removed, not os.access: root passes that check where nothing can
+            # be written (/proc, a read-only mount).
+            with tempfile.TemporaryFile(dir=folder):
+                pass
+        except OSError:
             raise argparse.ArgumentTypeError(
                 f"cannot write {text!r}: the directory {folder} is not writable; choose one that is"
-            )
+            ) from None
         return text
 
     parse.__name__ = f"{kind} to write"

@@ -4,6 +4,7 @@ refused in one line naming the fix, before any work, and nothing of the user's i
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from clirun import assert_refused, run
@@ -148,3 +149,9 @@ def test_a_model_artifact_given_as_timings_is_named_json(study, tmp_path):
     argv = ["fit", "--timings", study["model"], "--framework", "pytorch"]
     argv += ["--out", str(tmp_path / "m.json")]
     assert_refused(argv, "is JSON (a model artifact or a run record?), not a timings table")
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs a /proc file system")
+def test_an_output_where_nothing_can_be_written_is_refused_even_as_root():
+    # os.access says yes to root for /proc: the check writes a file there instead.
+    assert_refused(["write-config", "--out", "/proc/dlperf-config.json"], "is not writable")
