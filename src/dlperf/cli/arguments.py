@@ -311,15 +311,17 @@ def artifact_options(model_name_help: str) -> argparse.ArgumentParser:
     return parent
 
 
-# Options several commands declare together, added in place (so that each command's --help
-# lists them where it always has).
-
-
-def add_sweep_config(parser: argparse.ArgumentParser, config_help: str, defaults_help: str):
+def sweep_config(config_help: str, defaults_help: str) -> argparse.ArgumentParser:
     """A sweep's config file and the config it is merged into, as the workflow merges them
     (read with ``config.load(args.config, default=args.defaults)``)."""
-    parser.add_argument("config", help=config_help)
-    parser.add_argument("--defaults", help=defaults_help)
+    parent = Parser(add_help=False)
+    parent.add_argument("config", help=config_help)
+    parent.add_argument("--defaults", help=defaults_help)
+    return parent
+
+
+# Options several commands declare together, added in place (so that each command's --help
+# lists them where it always has).
 
 
 def add_hardware_options(parser: argparse.ArgumentParser, option: str) -> None:

@@ -34,11 +34,12 @@ def add_check_config(sub) -> None:
         "check-config",
         help="check a config file before running it: YAML errors with file, line and column, "
         "then every value that cannot run",
-    )
-    arg.add_sweep_config(
-        p,
-        "the config file (as given to snakemake --configfile)",
-        "the config it is merged into, as the workflow does (config/config.yaml)",
+        parents=[
+            arg.sweep_config(
+                "the config file (as given to snakemake --configfile)",
+                "the config it is merged into, as the workflow does (config/config.yaml)",
+            )
+        ],
     )
     p.add_argument(
         "--study",

@@ -16,11 +16,12 @@ def add_plan_sweep(sub) -> None:
         "plan-sweep",
         help="a cluster sweep's plan before submitting it: job groups, sbatch submissions, "
         "GPU-hours requested and expected (CPU core-hours on a CPU sweep)",
-    )
-    arg.add_sweep_config(
-        p,
-        "the sweep's config file (as given to snakemake --configfile)",
-        "the config it is merged into (config/config.yaml)",
+        parents=[
+            arg.sweep_config(
+                "the sweep's config file (as given to snakemake --configfile)",
+                "the config it is merged into (config/config.yaml)",
+            )
+        ],
     )
     p.add_argument(
         "--profile",
