@@ -206,21 +206,18 @@ def validation_files(out_dir: PathLike, framework: str) -> tuple[Path, Path]:
 def validate_frameworks(
     timings_csv: PathLike | Sequence[PathLike],
     frameworks: Sequence[str],
-    models: dict,
-    protocols: dict,
-    seed: int,
     out_dir: PathLike,
-    n_boot: int = 1000,
     combined: PathLike | None = None,
-    hardware: str | None = None,
+    **settings,
 ) -> dict[str, pd.DataFrame]:
-    """:func:`validate` each framework into ``out_dir`` (:func:`validation_files`), and the
+    """:func:`validate` each framework into ``out_dir`` (:func:`validation_files`) with
+    ``settings``, :func:`validate`'s own (models, protocols, seed, n_boot, hardware), and the
     summaries together into ``combined`` when given. Returns each framework's summary."""
     summaries = {}
     for framework in frameworks:
         points, summary = validation_files(out_dir, framework)
         summaries[framework] = validate(
-            timings_csv, framework, models, protocols, seed, points, summary, n_boot, hardware
+            timings_csv, framework, out_points=points, out_summary=summary, **settings
         )
     if combined is not None:
         combine([validation_files(out_dir, f)[1] for f in frameworks], combined)

@@ -149,12 +149,12 @@ def run_validate(args: argparse.Namespace) -> int:
     summaries = stages.validate_frameworks(
         args.timings,
         stages.chosen_frameworks(args.timings, args.framework),
-        config["models"],
-        protocols,
-        args.seed if args.seed is not None else config["seed"],
         args.out,
+        combined,
+        models=config["models"],
+        protocols=protocols,
+        seed=args.seed if args.seed is not None else config["seed"],
         n_boot=config["validation"]["bootstrap"],
-        combined=combined,
         hardware=args.hardware or config.get("hardware"),
     )
     for framework, summary in summaries.items():
