@@ -23,3 +23,18 @@ def gpu_points(gpus=SPEED) -> pd.DataFrame:
              "data_size": 6400, "epoch_time_s": t_iter * np.ceil(6400 / (p * b))}
         )  # fmt: skip
     return pd.DataFrame(rows)
+
+
+#: A user's GPU catalogue (docs/hardware.md, "Adding a GPU") holding one GPU the shipped one lacks.
+USER_CATALOGUE = """\
+sources:
+  mine: {title: "our vendor's sheet", url: "https://example.org/sheet.pdf"}
+gpus:
+  - name: Z9000
+    vendor: Example
+    peak_tflops: {fp32: 50, tf32: 200, fp16: 400, bf16: 400}
+    memory_gb: 64
+    memory_bandwidth_gbs: 3000
+    link: {name: "PCIe Gen5 x16", bandwidth_gbs: 128}
+    sources: {peak_tflops: mine, memory: mine, link: mine}
+"""

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from snakerun import external_only, planned_jobs, snakemake
 
-from gpupoints import gpu_points
+from gpupoints import USER_CATALOGUE, gpu_points
 
 pytestmark = pytest.mark.slow
 
@@ -72,25 +72,11 @@ def test_a_gpu_not_measured_is_predicted_from_two_measured(workflow_bin, repo, t
         assert (error.max() < 0.2) if near else (error.min() > 0.3), (gpu, error)
 
 
-CATALOGUE = """\
-sources:
-  mine: {title: "our vendor's sheet", url: "https://example.org/sheet.pdf"}
-gpus:
-  - name: Z9000
-    vendor: Example
-    peak_tflops: {fp32: 50, tf32: 200, fp16: 400, bf16: 400}
-    memory_gb: 64
-    memory_bandwidth_gbs: 3000
-    link: {name: "PCIe Gen5 x16", bandwidth_gbs: 128}
-    sources: {peak_tflops: mine, memory: mine, link: mine}
-"""
-
-
 def test_a_study_with_its_own_gpu_catalogue_runs_to_the_report(workflow_bin, repo, tmp_path):
     """A GPU only the user's catalogue holds: fit, cross_hardware validation and the report
     read the catalogue (config key hardware), and editing it re-runs them."""
     catalogue = tmp_path / "gpus.yaml"
-    catalogue.write_text(CATALOGUE)
+    catalogue.write_text(USER_CATALOGUE)
     timings = tmp_path / "three-gpus.csv"
     points = gpu_points()
     points[points["gpu"] != "H100-SXM5-80GB"].replace({"A10": "Z9000"}).to_csv(timings, index=False)
@@ -108,7 +94,7 @@ def test_a_study_with_its_own_gpu_catalogue_runs_to_the_report(workflow_bin, rep
     summary = (tmp_path / "results" / "validation" / "summary.csv").read_text()
     assert "generic_hw" in summary and ",cross_hardware,ok," in summary, summary
     assert "Z9000" in (tmp_path / "results" / "report" / "index.html").read_text()
-    catalogue.write_text(CATALOGUE.replace("memory_gb: 64", "memory_gb: 96"))
+    catalogue.write_text(USER_CATALOGUE.replace("memory_gb: 64", "memory_gb: 96"))
     plan = planned_jobs(
         snakemake(workflow_bin, repo, tmp_path, "report", "-n", configfile=path, timeout=300)
     )

@@ -13,20 +13,7 @@ from dlperf import stages
 from dlperf.cli import main
 from dlperf.report.study import ReportSources
 from dlperf.study import archive
-from gpupoints import gpu_points
-
-CATALOGUE = """\
-sources:
-  mine: {title: "our vendor's sheet", url: "https://example.org/sheet.pdf"}
-gpus:
-  - name: Z9000
-    vendor: Example
-    peak_tflops: {fp32: 50, tf32: 200, fp16: 400, bf16: 400}
-    memory_gb: 64
-    memory_bandwidth_gbs: 3000
-    link: {name: "PCIe Gen5 x16", bandwidth_gbs: 128}
-    sources: {peak_tflops: mine, memory: mine, link: mine}
-"""
+from gpupoints import USER_CATALOGUE, gpu_points
 
 
 @pytest.fixture
@@ -35,7 +22,7 @@ def study(tmp_path):
     validated across hardware and reported as the workflow does; then the study's config."""
     catalogue = tmp_path / "mine" / "gpus.yaml"
     catalogue.parent.mkdir()
-    catalogue.write_text(CATALOGUE)
+    catalogue.write_text(USER_CATALOGUE)
     timings = tmp_path / "mine" / "gpus.csv"
     points = gpu_points()
     points["gpu"] = points["gpu"].replace({"A10": "Z9000"})
@@ -88,7 +75,7 @@ def test_the_catalogue_is_archived_and_the_rerun_needs_nothing_else(study, tmp_p
     path = tmp_path / "study.tar.gz"
     archive.create(results, config, path)
     with tarfile.open(path, "r:gz") as tar:
-        assert tar.extractfile("hardware/gpus.yaml").read().decode() == CATALOGUE
+        assert tar.extractfile("hardware/gpus.yaml").read().decode() == USER_CATALOGUE
     catalogue.unlink()  # a colleague's machine: the path the config names does not exist
     assert main(["verify-archive", str(path), "--rerun"]) == 0, capsys.readouterr()
     out = capsys.readouterr().out

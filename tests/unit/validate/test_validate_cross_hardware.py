@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from dlperf.validate.crossval import cross_validate
-from gpupoints import SPEED, gpu_points
+from gpupoints import SPEED, USER_CATALOGUE, gpu_points
 
 
 def test_each_gpu_type_is_held_out_and_the_models_across_hardware_are_judged():
@@ -25,20 +25,6 @@ def test_too_few_gpu_types_say_why():
     _, summary = cross_validate(gpu_points(two), "pytorch", {}, {"cross_hardware": {}}, n_boot=20)
     assert (summary["status"] == "not_run").all()
     assert summary["reason"].str.contains("at least 3 GPU types").all()
-
-
-USER_CATALOGUE = """\
-sources:
-  mine: {title: "our vendor's sheet", url: "https://example.org/sheet.pdf"}
-gpus:
-  - name: Z9000
-    vendor: Example
-    peak_tflops: {fp32: 50, tf32: 200, fp16: 400, bf16: 400}
-    memory_gb: 64
-    memory_bandwidth_gbs: 3000
-    link: {name: "PCIe Gen5 x16", bandwidth_gbs: 128}
-    sources: {peak_tflops: mine, memory: mine, link: mine}
-"""
 
 
 def test_a_gpu_of_the_users_catalogue_is_held_out_like_the_shipped_ones(tmp_path):
