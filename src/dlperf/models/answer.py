@@ -83,16 +83,21 @@ def distance(measured: dict, rows: pd.DataFrame, how: str = "euclidean") -> np.n
     least measured level counts as well as above the largest), combined as ``how``: "euclidean"
     (the root of their sum of squares: workers and nodes doubled together are one step of
     sqrt(2), not 2) or "sum"."""
-    total = np.zeros(len(rows))
-    power = 2.0 if how == "euclidean" else 1.0
+    steps = [np.zeros(len(rows))]
     for column in ("procs", "nodes", "batch_size"):
         levels = measured.get(column) or []
         if not levels:
             continue
         asked = np.log2(rows[column].to_numpy(float))
         lo, hi = np.log2(min(levels)), np.log2(max(levels))
-        total += (np.maximum(asked - hi, 0.0) + np.maximum(lo - asked, 0.0)) ** power
-    return total ** (1.0 / power)
+        steps.append(np.maximum(asked - hi, 0.0) + np.maximum(lo - asked, 0.0))
+    return combined(steps, how)
+
+
+def combined(steps, how: str) -> np.ndarray:
+    """Doublings in several dimensions as one distance: "euclidean" or "sum" (:func:`distance`)."""
+    steps = np.asarray(steps, float)
+    return np.sqrt(np.sum(steps**2, axis=0)) if how == "euclidean" else np.sum(steps, axis=0)
 
 
 def span(measured: dict) -> float:
@@ -192,7 +197,7 @@ def growth_scores(artifact: dict, rules: AnswerRules = RULES) -> list[float]:
                 )
         for (procs_in, nodes_in, nodes, procs, _), errors in rows.items():
             steps = (np.log2(max(1.0, procs / procs_in)), np.log2(max(1.0, nodes / nodes_in)))
-            far = float(np.hypot(*steps) if rules.distance == "euclidean" else sum(steps))
+            far = float(combined(steps, rules.distance))
             if far > 0:
                 grown = growth(far, max(1.0, np.log2(procs_in / least)), rules.width)
                 found.append(float(min(abs(np.median(errors)), 10.0) / grown))
