@@ -184,6 +184,7 @@ OPTIONS = {
     "measured_growth": (False, True),
     "width": ("doublings", "relative", "linear"),
     "distance": ("euclidean", "sum"),
+    "accumulation": (False, True),
     "collective": (True, False),
     "excluded": (("castello",), ()),
     "physics": (True, False),

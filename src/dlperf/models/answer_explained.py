@@ -49,7 +49,7 @@ def answer_warnings(artifact: dict, network: str, rows: pd.DataFrame | None = No
     measured = info.get("measured") or {}
     found = []
     if rows is not None and measured:
-        far = distance(measured, rows)
+        far = distance(measured, rows, RULES.distance, RULES.accumulation)
         if (far > 0).any():
             found.append(
                 f"{int((far > 0).sum())} of the rows lie beyond the measured workers, nodes or "
