@@ -185,6 +185,7 @@ OPTIONS = {
     "width": ("doublings", "relative", "linear"),
     "distance": ("euclidean", "sum"),
     "accumulation": (False, True),
+    "carried": ("fitted", "halfway", "halfway across nodes"),
     "collective": (True, False),
     "excluded": (("castello",), ()),
     "physics": (True, False),
