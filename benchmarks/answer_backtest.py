@@ -185,7 +185,6 @@ OPTIONS = {
     "width": ("doublings", "relative", "linear"),
     "distance": ("euclidean", "sum"),
     "accumulation": (False, True),
-    "carried": ("fitted", "halfway", "halfway across nodes"),
     "collective": (True, False),
     "excluded": (("castello",), ()),
     "physics": (True, False),

@@ -125,7 +125,7 @@ class ModelTables:
         self.found: dict[tuple, pd.DataFrame] = {}
 
     def __call__(self, network: str, name: str, rows: pd.DataFrame) -> pd.DataFrame:
-        key = (network, name, len(rows), tuple(rows.get("grad_accum_steps", ())))
+        key = (network, name, len(rows))
         if key not in self.found:
             self.found[key] = prediction_table(self.artifact, network, name, rows, LEVEL)
         return self.found[key]

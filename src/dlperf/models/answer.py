@@ -49,10 +49,7 @@ class AnswerRules:
     quadrature with q), "doublings" (log2(1 + D), in quadrature) or "linear" (D, added to q).
     ``distance``: how D combines the doublings in workers, nodes and batch size (:func:`distance`).
     ``accumulation``: the doublings of the gradient-accumulation steps g beyond the measured ones
-    are a fourth dimension of D. ``carried``: how a candidate's communication is carried to fewer
-    accumulation steps than the least measured (:func:`seen_at_least`): "fitted", "halfway" or
-    "halfway across nodes" (only where the measurements crossed nodes).
-    ``collective``: only collective models are candidates.
+    are a fourth dimension of D. ``collective``: only collective models are candidates.
     ``excluded``: models left out where two candidates remain without them. ``physics``: the
     perfect-scaling bound."""
 
@@ -61,7 +58,6 @@ class AnswerRules:
     width: str = "doublings"
     distance: str = "euclidean"
     accumulation: bool = False
-    carried: str = "fitted"
     collective: bool = True
     excluded: tuple[str, ...] = ("castello",)
     physics: bool = True
@@ -265,12 +261,8 @@ def answer_table(
             "configurations"
         )
     logs = np.where(usable, np.log(np.where(usable, epochs, 1.0)), np.nan)
-    measured = artifact["networks"][network].get("measured") or {}
-    if rules.carried == "halfway" or (
-        rules.carried == "halfway across nodes" and measured.get("multi_node")
-    ):
-        logs = (logs + seen_at_least(logs, names, rows, measured, model_table)) / 2.0
     center = np.nanmedian(logs, axis=0)
+    measured = artifact["networks"][network].get("measured") or {}
     grown = per_doubling(artifact, rules, level) * growth(
         distance(measured, rows, rules.distance, rules.accumulation), span(measured), rules.width
     )
@@ -295,23 +287,6 @@ def answer_table(
         for i in range(len(rows))
     ]
     return out
-
-
-def seen_at_least(logs, names, rows, measured, model_table) -> np.ndarray:
-    """Each candidate's log time (as ``logs``) with the rows' accumulation steps raised to the
-    least measured, g_min: its communication (the part divided by g) as the points saw it, not
-    carried to fewer steps. The mean of the two ("halfway", :class:`AnswerRules`) does not carry
-    an all-reduce the points saw only through A / g_min alone: a 1-3 % scatter there is an A
-    tens of percent too large at g = 1 (docs/model.md, "A fixed global batch carried to g = 1")."""
-    least = min(measured.get("grad_accum_steps") or [0])
-    steps = accumulation_steps(rows)
-    below = steps < least
-    if not below.any():
-        return logs
-    at_least = rows.assign(grad_accum_steps=np.where(below, least, steps))
-    seen = np.stack([model_table(m, at_least)["epoch_time_s"].to_numpy(float) for m in names])
-    ok = np.isfinite(seen) & (seen > 0) & below
-    return np.where(ok, np.log(np.where(ok, seen, 1.0)), logs)
 
 
 def asked_ratios(measured: dict, rows: pd.DataFrame) -> np.ndarray:
