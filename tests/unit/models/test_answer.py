@@ -376,6 +376,8 @@ def test_a_fixed_global_batch_reached_by_accumulation_is_answered_at_g_1():
         truth = held["epoch_time_s"].to_numpy()
         assert abs(table["epoch_time_s"].to_numpy()[0] / truth[0] - 1) < 0.06, network
         assert table["epoch_time_lo_s"].iloc[0] <= truth[0] <= table["epoch_time_hi_s"].iloc[0]
+        (warning,) = [w for w in answer_warnings(artifact, network, held) if "accumulation" in w]
+        assert "1 of the rows ask for fewer" in warning and "least measured 4" in warning
 
 
 def test_accumulation_below_the_measured_steps_is_a_fourth_dimension_of_the_distance():
