@@ -16,7 +16,7 @@
   one node (its single-GPU row too), halving as the nodes double, to g = 1 on 32 nodes. Per
   micro-batch t = a + A(p, n) / g with A a ring all-reduce of BERT-large's fp16 gradient
   (bandwidth 2 (p - 1) / p W / B, NVLink inside a node and a link 8x slower across, plus a
-  latency of 2 (p - 1) messages); A is 5-11 % of a on 32 nodes, so the truth stays at 90-95 %
+  latency of 2 (p - 1) messages); A is 5-11 % of a on 32 nodes, so the truth stays at 91-96 %
   of perfect scaling, and the measured points (g >= 2) see A only through A / g.
 """
 
