@@ -3,8 +3,8 @@
 On every published table of ../shared/data, each series (one network on one system at one
 precision) is cut at its worker counts: the models are fitted (``dlperf fit``'s own
 ``fit_framework``, backtest and bootstrap included) on its measured worker
-counts up to p_max/2 (and, a second time, up to p_max/4), at least two, and asked for every
-larger one. For the answer and each single model:
+counts up to p_max/2 (and, a second time, up to p_max/4; ``--divisors`` for other cuts), at
+least two, and asked for every larger one. For the answer and each single model:
 the share of held-out points answered, MAPE, coverage of the 90 % interval and its median
 width (hi - lo over the prediction). Series with fewer than three worker counts cannot be cut
 and are left out (the count is printed).
@@ -68,7 +68,7 @@ LEVEL = 0.9
 
 
 # Where each series is cut: train on procs <= p_max / divisor (two or more worker counts).
-SPLITS = {"train <= p_max/2": 2, "train <= p_max/4": 4}
+DIVISORS = (2, 4)
 
 
 def split(points: pd.DataFrame, divisor: int) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -184,6 +184,7 @@ OPTIONS = {
     "measured_growth": (False, True),
     "width": ("doublings", "relative", "linear"),
     "distance": ("euclidean", "sum"),
+    "accumulation": (False, True),
     "collective": (True, False),
     "excluded": (("castello",), ()),
     "physics": (True, False),
@@ -195,14 +196,16 @@ OPTIONS = {
 IMPOSED = {"width": "doublings", "measured_growth": False}
 
 
-def cut_tables(shared: Path, only: str | None, refits: int, cache: Path | None) -> dict:
+def cut_tables(
+    shared: Path, only: str | None, refits: int, cache: Path | None, divisors=DIVISORS
+) -> dict:
     """(table, divisor) -> [(artifact, its model tables, held-out points)] per framework."""
     cuts = {}
     for name, load in TABLES.items():
         if only and only.lower() not in name.lower():
             continue
         points = load(shared)
-        for divisor in SPLITS.values():
+        for divisor in divisors:
             train, test = split(points, divisor)
             if train.empty:
                 continue
@@ -277,6 +280,13 @@ def main(argv: list[str] | None = None) -> int:
         help="choose the answer's rules on the other tables, score on the one left out",
     )
     parser.add_argument("--cache", type=Path, default=None, help="directory for fitted artifacts")
+    parser.add_argument(
+        "--divisors",
+        type=int,
+        nargs="+",
+        default=list(DIVISORS),
+        help="cut each series at train <= p_max / each of these (default: 2 4)",
+    )
     args = parser.parse_args(argv)
     if not args.shared.is_dir():
         raise SystemExit(f"no published tables in {args.shared}: pass --shared DIR")
@@ -285,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         del given[given.index("--cache") : given.index("--cache") + 2]
     command = ".venv/bin/python benchmarks/answer_backtest.py " + " ".join(given)
     if args.leave_one_table_out:
-        cuts = cut_tables(args.shared, args.only, args.refits, args.cache)
+        cuts = cut_tables(args.shared, args.only, args.refits, args.cache, args.divisors)
         evaluated = evaluate(cuts, OPTIONS)
         chosen, held = leave_one_table_out(evaluated, IMPOSED)
         text = loto_markdown(cuts, chosen, held) + "\n\n" + rule_effects(evaluated)
@@ -298,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.only and args.only.lower() not in name.lower():
             continue
         points = load(args.shared)
-        for divisor in SPLITS.values():
+        for divisor in args.divisors:
             header, table = run_table(name, points, divisor, args.refits)
             print(header, flush=True)
             if table is not None:

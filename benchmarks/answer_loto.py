@@ -20,7 +20,7 @@ import pandas as pd
 
 from dlperf.io import atomic_write_text
 from dlperf.models.answer import ANSWER, AnswerRules, answer_table, growth_scores
-from dlperf.models.artifact import best_per_worker, fit_framework
+from dlperf.models.artifact import best_per_worker, fit_framework, measured_levels
 from dlperf.models.prediction import prediction_table
 
 LEVEL = 0.9
@@ -102,16 +102,17 @@ def one_at_a_time(options: dict[str, tuple]) -> list[dict]:
 
 
 def with_best_rate(artifact: dict, train: pd.DataFrame) -> dict:
-    """The artifact with each network's best per-worker throughput and the answer's growth
-    scores (cached fits of an older dlperf lack them)."""
+    """The artifact with each network's best per-worker throughput, its measured accumulation
+    steps and the answer's growth scores (cached fits of an older dlperf lack them)."""
     if "answer_growth_scores" not in artifact:
         artifact["answer_growth_scores"] = growth_scores(artifact)
     for network, info in artifact["networks"].items():
         measured = info.setdefault("measured", {})
+        points = train[train["network"] == network]
         if "best_samples_per_s_per_worker" not in measured:
-            measured["best_samples_per_s_per_worker"] = best_per_worker(
-                train[train["network"] == network]
-            )
+            measured["best_samples_per_s_per_worker"] = best_per_worker(points)
+        if "grad_accum_steps" not in measured:
+            measured["grad_accum_steps"] = measured_levels(points)["grad_accum_steps"]
     return artifact
 
 

@@ -31,6 +31,7 @@ from dlperf.errors import UnknownName, UnusablePrediction
 
 from . import MODELS, InsufficientData, capabilities_of
 from .backtest import ratio_of
+from .base import accumulation_steps
 
 ANSWER = "answer"
 # The level s is measured at.
@@ -47,13 +48,16 @@ class AnswerRules:
     constant. ``width``: how distance widens the interval, "relative" (log2(1 + D / R), in
     quadrature with q), "doublings" (log2(1 + D), in quadrature) or "linear" (D, added to q).
     ``distance``: how D combines the doublings in workers, nodes and batch size (:func:`distance`).
-    ``collective``: only collective models are candidates. ``excluded``: models left out where
-    two candidates remain without them. ``physics``: the perfect-scaling bound."""
+    ``accumulation``: the doublings of the gradient-accumulation steps g beyond the measured ones
+    are a fourth dimension of D. ``collective``: only collective models are candidates.
+    ``excluded``: models left out where two candidates remain without them. ``physics``: the
+    perfect-scaling bound."""
 
     per_doubling: float = 0.15
     measured_growth: bool = False
     width: str = "doublings"
     distance: str = "euclidean"
+    accumulation: bool = False
     collective: bool = True
     excluded: tuple[str, ...] = ("castello",)
     physics: bool = True
@@ -78,17 +82,23 @@ def candidates(artifact: dict, network: str, rules: AnswerRules = RULES) -> list
     return kept if len(kept) >= 2 else chosen
 
 
-def distance(measured: dict, rows: pd.DataFrame, how: str = "euclidean") -> np.ndarray:
+def distance(
+    measured: dict, rows: pd.DataFrame, how: str = "euclidean", accumulation: bool = False
+) -> np.ndarray:
     """Per row: doublings beyond the measured range in workers, nodes and batch size (below the
-    least measured level counts as well as above the largest), combined as ``how``: "euclidean"
-    (the root of their sum of squares: workers and nodes doubled together are one step of
-    sqrt(2), not 2) or "sum"."""
+    least measured level counts as well as above the largest), and with ``accumulation`` in the
+    gradient-accumulation steps g (where the artifact records them), combined as ``how``:
+    "euclidean" (the root of their sum of squares: workers and nodes doubled together are one
+    step of sqrt(2), not 2) or "sum"."""
+    asked_levels = {c: rows[c].to_numpy(float) for c in ("procs", "nodes", "batch_size")}
+    if accumulation:
+        asked_levels["grad_accum_steps"] = accumulation_steps(rows)
     steps = [np.zeros(len(rows))]
-    for column in ("procs", "nodes", "batch_size"):
+    for column, values in asked_levels.items():
         levels = measured.get(column) or []
         if not levels:
             continue
-        asked = np.log2(rows[column].to_numpy(float))
+        asked = np.log2(values)
         lo, hi = np.log2(min(levels)), np.log2(max(levels))
         steps.append(np.maximum(asked - hi, 0.0) + np.maximum(lo - asked, 0.0))
     return combined(steps, how)
@@ -254,7 +264,7 @@ def answer_table(
     center = np.nanmedian(logs, axis=0)
     measured = artifact["networks"][network].get("measured") or {}
     grown = per_doubling(artifact, rules, level) * growth(
-        distance(measured, rows, rules.distance), span(measured), rules.width
+        distance(measured, rows, rules.distance, rules.accumulation), span(measured), rules.width
     )
     half = half_width(training_quantile(artifact, network, names, level), grown, rules.width)
     lo = center - half

@@ -8,6 +8,7 @@ import pandas as pd
 
 from . import answer
 from .answer import CALIBRATED_LEVEL, RULES, candidates, distance, fitted_models, per_doubling
+from .base import accumulation_steps
 
 
 def answer_block(artifact: dict, network: str) -> dict:
@@ -44,12 +45,13 @@ def _growth_source(artifact: dict) -> str:
 def answer_warnings(artifact: dict, network: str, rows: pd.DataFrame | None = None) -> list[str]:
     """What the answer could not check for this network: a single batch size measured; with
     ``rows``, the rows beyond the measured range, whose interval is a prior growth with
-    distance rather than a measurement of this series."""
+    distance rather than a measurement of this series, and the rows with fewer accumulation
+    steps than measured."""
     info = artifact.get("networks", {}).get(network) or {}
     measured = info.get("measured") or {}
     found = []
     if rows is not None and measured:
-        far = distance(measured, rows)
+        far = distance(measured, rows, RULES.distance, RULES.accumulation)
         if (far > 0).any():
             found.append(
                 f"{int((far > 0).sum())} of the rows lie beyond the measured workers, nodes or "
@@ -57,6 +59,17 @@ def answer_warnings(artifact: dict, network: str, rows: pd.DataFrame | None = No
                 f"{per_doubling(artifact, RULES, CALIBRATED_LEVEL):.3g} in log time times "
                 "log2(1 + doublings) "
                 f"({_growth_source(artifact)}), not by measurements there"
+            )
+    least = min(measured.get("grad_accum_steps") or [1])
+    if rows is not None and least > 1:
+        steps = accumulation_steps(rows)
+        if (steps < least).any():
+            found.append(
+                f"{int((steps < least).sum())} of the rows ask for fewer gradient-accumulation "
+                f"steps than measured (down to {int(steps.min())}; least measured {least}): the "
+                f"all-reduce the measurements saw once per {least} micro-batches is carried to "
+                'fewer, so their scatter there grows with it (docs/model.md, "A fixed global '
+                'batch carried to g = 1")'
             )
     if len(measured.get("batch_size") or []) == 1:
         found.append(

@@ -16,7 +16,14 @@ from .answer import growth_scores
 from .answer_explained import answer_block
 from .artifact_check import VERSION
 from .backtest import CONFIGURATION, backtest
-from .base import FEATURES, TARGET, PerformanceModel, capabilities_of, iterations
+from .base import (
+    FEATURES,
+    TARGET,
+    PerformanceModel,
+    accumulation_steps,
+    capabilities_of,
+    iterations,
+)
 from .hardware_answer import fit_across_hardware
 from .identifiability import identifiability_block
 from .intervals import DEFAULT_REFITS, bootstrap_interval
@@ -105,6 +112,7 @@ def measured_levels(points: pd.DataFrame) -> dict:
         "procs": sorted(int(v) for v in points["procs"].unique()),
         "nodes": sorted(int(v) for v in points["nodes"].unique()),
         "batch_size": sorted(int(v) for v in points["batch_size"].unique()),
+        "grad_accum_steps": sorted(int(v) for v in np.unique(accumulation_steps(points))),
         "multi_node": bool((points["nodes"] > 1).any()),
         # Iterations per epoch, least and most: a question outside asks for an epoch length
         # the measurements never had (the answer then uses per-iteration models only).

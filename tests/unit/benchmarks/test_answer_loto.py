@@ -41,6 +41,14 @@ def test_the_stress_series_are_what_they_say():
         t = series.set_index("procs")["epoch_time_s"]
         assert t[16] / t[8] > 1.25  # the step inside the node
         assert (np.abs(t[t.index > 16] / t[16] - 1) <= 0.03).all()  # flat across nodes
+    accumulation = stress.accumulation()
+    for _, series in accumulation.groupby("network"):
+        g = series.set_index("procs")["grad_accum_steps"]
+        # A fixed global batch: g halves as the nodes double, one node's g on its single GPU.
+        assert g.to_dict() == {1: 32, 8: 32, 16: 16, 32: 8, 64: 4, 128: 2, 256: 1}
+        t = series.set_index("procs")["epoch_time_s"]
+        # Near-perfect scaling: 256 GPUs at g = 1 within 88-97 % of the best per-GPU rate.
+        assert 0.88 <= t.min() / t[256] <= 0.97
     two = stress.two_counts()
     assert sorted(two["procs"].unique()) == [8, 16, 64]
     for make in stress.STRESS.values():
