@@ -137,12 +137,47 @@ def held_out(series: pd.DataFrame, gpu: str) -> pd.DataFrame:
 
 def run(frame: pd.DataFrame) -> pd.DataFrame:
     found = []
-    for _, series in frame.groupby(["network", "precision"], sort=True):
+    for (network, precision), series in frame.groupby(["network", "precision"], sort=True):
         if series["gpu"].nunique() < 3:
             continue
         for gpu in sorted(series["gpu"].unique()):
-            found.append(held_out(series, gpu))
+            found.append(held_out(series, gpu).assign(network=network, precision=precision))
     return pd.concat(found, ignore_index=True)
+
+
+def breakdown(found: pd.DataFrame, model: str = "answer (weighted)") -> pd.DataFrame:
+    """Where ``model``'s MAPE comes from: per network, without each network, and with the
+    mean log error of each group removed in hindsight (what a correction per GPU type, per
+    series or per GPU type within a series could at best recover)."""
+    rows = found[found["model"] == model]
+    log_error = np.log(rows["predicted"] / rows["measured"])
+
+    def mape(errors) -> float:
+        return float(np.abs(np.expm1(errors)).mean() * 100)
+
+    out = [{"what": "all points", "points": len(rows), "MAPE %": mape(log_error)}]
+    for network in sorted(rows["network"].unique()):
+        at = (rows["network"] == network).to_numpy()
+        out.append(
+            {"what": f"{network} alone", "points": int(at.sum()), "MAPE %": mape(log_error[at])}
+        )
+        out.append(
+            {
+                "what": f"without {network}",
+                "points": int((~at).sum()),
+                "MAPE %": mape(log_error[~at]),
+            }
+        )
+    for keys in (
+        ["gpu"],
+        ["gpu", "precision"],
+        ["network", "precision"],
+        ["gpu", "network", "precision"],
+    ):
+        removed = log_error - log_error.groupby([rows[k] for k in keys]).transform("mean")
+        what = f"mean log error per {' x '.join(keys)} removed (hindsight)"
+        out.append({"what": what, "points": len(rows), "MAPE %": mape(removed)})
+    return pd.DataFrame(out)
 
 
 def summarise(found: pd.DataFrame) -> pd.DataFrame:
@@ -231,9 +266,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shared", type=Path, default=SHARED)
     parser.add_argument("--write", type=Path, help="write the tables into this Markdown file")
+    parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="only where the answer's Lambda MAPE comes from, per network and GPU type",
+    )
     args = parser.parse_args(argv)
     if not args.shared.exists():
         print(f"{args.shared} is not present; nothing to measure", file=sys.stderr)
+        return 0
+    if args.breakdown:
+        print(breakdown(run(lambda_points(args.shared))).to_markdown(index=False, floatfmt=".1f"))
         return 0
     summaries = {
         "Lambda, leave one GPU type out (12 types, per network and precision)": summarise(

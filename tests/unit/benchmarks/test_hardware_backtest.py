@@ -51,3 +51,23 @@ def test_the_published_tables_become_points_of_every_gpu_type():
     assert lam["gpu"].nunique() == 12 and csc["gpu"].nunique() == 3
     assert set(lam["precision"]) == set(csc["precision"]) == {"fp32", "amp_fp16"}
     assert (lam["epoch_time_s"] > 0).all() and (csc["epoch_time_s"] > 0).all()
+
+
+def test_the_breakdown_finds_an_error_carried_by_one_gpu_type():
+    # Every point 10 % too slow on A10, exact elsewhere: per network the error is shared, and
+    # removing the mean log error per GPU type in hindsight leaves nothing.
+    found = pd.DataFrame(
+        {
+            "model": "answer (weighted)",
+            "gpu": ["A10", "A10", "V100", "V100"],
+            "network": ["a", "b", "a", "b"],
+            "precision": "fp32",
+            "measured": 1.0,
+            "predicted": [1.1, 1.1, 1.0, 1.0],
+        }
+    )
+    table = backtest.breakdown(found).set_index("what")["MAPE %"]
+    assert table["all points"] == pytest.approx(5.0)
+    assert table["a alone"] == pytest.approx(5.0)
+    assert table["mean log error per gpu removed (hindsight)"] == pytest.approx(0.0, abs=1e-9)
+    assert table["mean log error per network x precision removed (hindsight)"] > 1.0
