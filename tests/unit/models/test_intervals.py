@@ -209,6 +209,7 @@ def test_measured_ranges_and_extrapolation_warnings(artifact):
         "procs": [1, 2, 4],
         "nodes": [1],
         "batch_size": [16, 32, 64],
+        "grad_accum_steps": [1],
         "multi_node": False,
         "iterations": [8, 256],
         "node_capacity": None,  # the timings do not say a node's cores or GPUs
