@@ -5,9 +5,11 @@ CSC's (V100, A100, MI250X GCDs, one ResNet-50 / language-model benchmark per row
 series (a network at a precision) is cut by GPU type: every GPU type in turn is held out, the
 models across hardware are fitted and backtested on the other types
 (:func:`dlperf.models.hardware_answer.backtest`) and asked for every configuration of the one
-held out. For the answer (each combination) and each model alone: MAPE, coverage of the 90 %
-interval, its median width (hi - lo over the prediction) and the mean interval score
-(Gneiting and Raftery 2007, relative to the measured time: width + 2/alpha x the miss).
+held out; on Lambda's also forward in time, the GPU types of 2022-2023 (Ada, Hopper) asked
+from the older ones alone. For the answer (each combination) and each model alone: MAPE,
+coverage of the 90 % interval, its median width (hi - lo over the prediction) and the mean
+interval score (Gneiting and Raftery 2007, relative to the measured time: width + 2/alpha x
+the miss).
 Series of the Lambda table (a network on a GPU type at a precision, all hosts) whose scaling
 is implausible between worker counts are left out (``published.plausible_series``). Then the
 fit time: the four models fitted and backtested on a synthetic table of 12 GPU types x 10
@@ -43,6 +45,10 @@ MODELS = ("lattuada_hw", "powerlaw_hw", "generic_hw", "anchored_hw")
 # The answer as it was before anchored_hw joined it (docs/hardware.md gives both).
 WITHOUT_ANCHOR = ("powerlaw_hw", "generic_hw")
 LEVEL = 0.9
+# Lambda's GPU types of the generations released from 2022 on (Ada Lovelace, Hopper), asked
+# from those released up to 2021 (Volta, Turing, Ampere): a GPU bought later asked from the
+# older ones measured, the question a team that plans an upgrade asks.
+NEWER = ("RTX 4090", "RTX 6000 Ada", "H100 80GB PCIe Gen5", "H100 80GB SXM5")
 ITERATIONS = 100  # iterations per epoch the points are given (throughput -> epoch time)
 
 
@@ -100,10 +106,9 @@ def csc_points(shared: Path = SHARED) -> pd.DataFrame:
     )
 
 
-def held_out(series: pd.DataFrame, gpu: str) -> pd.DataFrame:
-    """Every combination's and model's prediction and interval at the rows of ``gpu``, from a
-    backtest on the other GPU types of the series."""
-    train, test = series[series["gpu"] != gpu], series[series["gpu"] == gpu]
+def held_out(train: pd.DataFrame, test: pd.DataFrame) -> pd.DataFrame:
+    """Every combination's and model's prediction and interval at the rows of ``test``, from
+    a backtest on the GPU types of ``train``."""
     tested = backtest([make_model(m) for m in MODELS], train)
     combined = [m for m in ANSWER_MODELS if m in tested.fitted]
     variants = [(f"answer ({c})", combined, c, "symmetric") for c in COMBINATIONS]
@@ -124,7 +129,7 @@ def held_out(series: pd.DataFrame, gpu: str) -> pd.DataFrame:
             pd.DataFrame(
                 {
                     "model": label,
-                    "gpu": gpu,
+                    "gpu": test["gpu"].to_numpy(),
                     "measured": test["epoch_time_s"].to_numpy(float),
                     "predicted": found.predicted,
                     "lo": np.nan if found.lo is None else found.lo,
@@ -141,7 +146,21 @@ def run(frame: pd.DataFrame) -> pd.DataFrame:
         if series["gpu"].nunique() < 3:
             continue
         for gpu in sorted(series["gpu"].unique()):
-            found.append(held_out(series, gpu).assign(network=network, precision=precision))
+            train, test = series[series["gpu"] != gpu], series[series["gpu"] == gpu]
+            found.append(held_out(train, test).assign(network=network, precision=precision))
+    return pd.concat(found, ignore_index=True)
+
+
+def run_forward(frame: pd.DataFrame, newer: tuple[str, ...] = NEWER) -> pd.DataFrame:
+    """Each series' GPU types of the ``newer`` generations asked from its older ones alone."""
+    found = []
+    for (network, precision), series in frame.groupby(["network", "precision"], sort=True):
+        old = series[~series["gpu"].isin(newer)]
+        if old["gpu"].nunique() < 3:
+            continue
+        for gpu in sorted(set(series["gpu"]) & set(newer)):
+            test = series[series["gpu"] == gpu]
+            found.append(held_out(old, test).assign(network=network, precision=precision))
     return pd.concat(found, ignore_index=True)
 
 
@@ -281,6 +300,9 @@ def main(argv: list[str] | None = None) -> int:
     summaries = {
         "Lambda, leave one GPU type out (12 types, per network and precision)": summarise(
             run(lambda_points(args.shared))
+        ),
+        "Lambda, the 2022-2023 GPU types (Ada, Hopper) asked from the 2017-2021 ones": summarise(
+            run_forward(lambda_points(args.shared))
         ),
         "CSC, leave one GPU type out (V100, A100, MI250X GCD)": summarise(
             run(csc_points(args.shared))

@@ -278,6 +278,7 @@ def _predict_on_gpu(args: argparse.Namespace, artifact: dict, network: str, rows
         epoch_time_hi_s=found.hi,
         total_time_s=found.predicted * args.epochs,
         reach=found.reach,
+        beyond_backtest=found.beyond_backtest,
     )
     measured = "measured" if found.measured.all() else "not measured"
     reach = float(found.reach.max())

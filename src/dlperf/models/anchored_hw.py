@@ -57,7 +57,7 @@ class AnchoredHardwareModel(HardwareModel):
         "power law in the peak rates, memory bandwidth and batch, slopes learned within each "
         "configuration, anchored on the measured GPU type nearest in its figures"
     )
-    capabilities = Capabilities(per_iteration=True, across_hardware=True)
+    capabilities = Capabilities(per_iteration=True, across_hardware=True, hardware_form="power_law")
 
     def fit(self, frame: pd.DataFrame) -> AnchoredHardwareModel:
         self.check_points(frame)

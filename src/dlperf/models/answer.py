@@ -220,6 +220,11 @@ def per_doubling(artifact: dict, rules: AnswerRules, level: float) -> float:
     scores = np.asarray(artifact.get("answer_growth_scores") or [], float)
     if rules.measured_growth and scores.size:
         return weighted_quantile(scores, np.ones_like(scores), level)
+    return prior_per_doubling(rules, level)
+
+
+def prior_per_doubling(rules: AnswerRules, level: float) -> float:
+    """The constant s at ``level``, scaled from its calibrated level as a normal quantile."""
     scale = norm.ppf(0.5 + level / 2.0) / norm.ppf(0.5 + CALIBRATED_LEVEL / 2.0)
     return rules.per_doubling * float(scale)
 

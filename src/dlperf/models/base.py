@@ -101,6 +101,15 @@ class Capabilities:
     # It predicts a GPU type it was not fitted on, from the rows' ``gpu`` and ``precision`` and
     # the hardware catalogue (docs/hardware.md); it needs two or more GPU types to fit.
     across_hardware: bool = False
+    # How its time follows the GPU's figures: "roofline" (times over the peak rates that add
+    # or overlap, so gains beyond the measured rates saturate) or "power_law" (log time linear
+    # in the log figures, so they go on). Beyond what its backtest reached, the answer across
+    # hardware weighs each form alike (docs/hardware.md).
+    hardware_form: str = ""
+
+
+#: The forms ``Capabilities.hardware_form`` names.
+HARDWARE_FORMS = ("roofline", "power_law")
 
 
 class PerformanceModel(ABC):

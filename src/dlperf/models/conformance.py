@@ -35,6 +35,7 @@ from . import model_from_dict
 from .base import (
     ALL_FEATURES,
     FEATURES,
+    HARDWARE_FORMS,
     TARGET,
     Capabilities,
     InsufficientData,
@@ -117,6 +118,10 @@ def check_declaration(model_class: type[PerformanceModel]) -> None:
     assert set(capabilities.min_levels) <= ALL_FEATURES, f"{name}: min_levels of non-features"
     assert not capabilities.across_networks or capabilities.uses_network_features, (
         f"{name}: fitted across networks without network features"
+    )
+    assert (capabilities.hardware_form in HARDWARE_FORMS) == capabilities.across_hardware, (
+        f"{name}: a model across hardware declares its hardware_form, one of "
+        f"{', '.join(HARDWARE_FORMS)}; a model of one GPU type declares none"
     )
 
 

@@ -76,7 +76,9 @@ class GenericHardwareModel(HardwareModel):
         "the generic model's compute and memory terms over the GPU's peak rates for the "
         "precision, communication over its link bandwidth (shares learned by NNLS)"
     )
-    capabilities = Capabilities(has_breakdown=True, per_iteration=True, across_hardware=True)
+    capabilities = Capabilities(
+        has_breakdown=True, per_iteration=True, across_hardware=True, hardware_form="roofline"
+    )
 
     def fit(self, frame: pd.DataFrame) -> GenericHardwareModel:
         self.check_points(frame)

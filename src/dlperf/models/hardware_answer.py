@@ -7,9 +7,16 @@ mean of the models' predictions weighted by the inverse of their mean squared lo
 (``combine="weighted"``; ``"best"`` takes the model with the lowest, ``"equal"`` weighs all
 alike), and its interval spreads the answer by the split-conformal quantile of the combined
 backtest's absolute log errors (the ceil((n + 1) level)-th smallest of n), symmetric in log
-space. Which combination and interval hold on GPU types left out is measured by
-``benchmarks/hardware_backtest.py`` (docs/hardware.md). Fewer than three GPU types leave no
-backtest that fits: the answer is then the plain geometric mean, with no interval, and says so.
+space. Where a GPU's figures lie beyond every question the backtest asked (its reach above the
+largest reach of a GPU type held out there), the backtest never scored that question: there each
+form of the time's dependence on the hardware (``Capabilities.hardware_form``: a roofline, whose
+gains beyond the measured rates saturate, and a power law, whose gains go on) weighs alike, as
+the answer for worker counts rests on no single untested form, and the interval's half-width
+grows with the doublings D of reach beyond the backtested, sqrt(q^2 + (s log2(1 + D))^2) with
+the worker-count answer's s. Which combination and interval hold on GPU types left out is
+measured by ``benchmarks/hardware_backtest.py`` (docs/hardware.md). Fewer than three GPU types
+leave no backtest that fits: the answer is then the geometric mean with each form alike, with
+no interval, and says so.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from dlperf.errors import DlperfError, UsageError
 from dlperf.hardware import gpu_names, load
 
 from . import model_from_dict
+from .answer import RULES, growth, half_width, prior_per_doubling
 from .base import TARGET, InsufficientData, PerformanceModel, capabilities_of, clone
 from .hardware_features import gpu_types, hardware_frame, leave_one_gpu_out
 from .series import base_networks
@@ -50,6 +58,8 @@ class HardwareAnswer:
     measured: np.ndarray
     reach: np.ndarray
     method: str
+    # Rows beyond the backtested reach, answered with each form alike (module docstring).
+    beyond_backtest: np.ndarray
 
 
 def backtest_log_errors(models: list[PerformanceModel], frame: pd.DataFrame) -> pd.DataFrame:
@@ -81,6 +91,22 @@ def model_weights(errors: pd.DataFrame, combine: str) -> dict[str, float]:
         return {str(msle.idxmin()): 1.0}
     inverse = 1.0 / np.maximum(msle, 1e-12)
     return {str(name): float(w) for name, w in (inverse / inverse.sum()).items()}
+
+
+def form_weights(models: dict[str, PerformanceModel]) -> dict[str, float]:
+    """Each declared form (``Capabilities.hardware_form``) alike, its models alike within it."""
+    forms = {name: capabilities_of(model).hardware_form for name, model in models.items()}
+    count = {form: list(forms.values()).count(form) for form in forms.values()}
+    return {name: 1.0 / (len(count) * count[form]) for name, form in forms.items()}
+
+
+def backtested_reach(frame: pd.DataFrame, hardware: str | None) -> float:
+    """The largest reach (:func:`reach`) of a GPU type held out by the backtest, beyond the
+    GPU types it was predicted from."""
+    return max(
+        float(reach(hardware_range(frame.iloc[train], hardware), frame.iloc[test], hardware).max())
+        for train, test in leave_one_gpu_out(frame)
+    )
 
 
 def conformal_radius(log_errors: np.ndarray, level: float) -> float:
@@ -158,25 +184,27 @@ def summary(
     shape: str = "symmetric",
 ) -> dict:
     """What the answer needs, as JSON (the artifact's ``across_hardware`` entry): the fitted
-    models, their weights, the interval's factors (None without a backtest), the GPU types
-    measured and the range of their figures."""
+    models, their weights, the interval's factors (None without a backtest), the same for rows
+    beyond the backtested reach (``beyond_backtest``: that reach, each form alike, the factors
+    of that combination's backtest errors), the GPU types measured and the range of their
+    figures."""
     fitted, errors = tested.fitted, tested.errors
-    weights = (
-        model_weights(errors, combine)
-        if errors is not None
-        else {name: 1.0 / len(fitted) for name in fitted}
+    alike = form_weights(fitted)
+    weights = model_weights(errors, combine) if errors is not None else alike
+    factors = alike_factors = tested_reach = None
+    method = (
+        "geometric mean of the models, each form alike; "
+        "no interval: fewer than three GPU types measured"
     )
-    factors = None
-    method = "geometric mean of the models; no interval: fewer than three GPU types measured"
     if errors is not None:
-        combined = sum(w * errors[n].to_numpy() for n, w in weights.items())
-        factors = list(interval_factors(np.asarray(combined, float), level, shape))
-        if not all(math.isfinite(f) and f > 0 for f in factors):
-            factors = None  # too few backtest errors for a quantile at this level
+        tested_reach = backtested_reach(tested.frame, hardware)
+        factors = _factors(errors, weights, level, shape)
+        alike_factors = _factors(errors, alike, level, shape)
         method = (
             f"{combine} geometric mean of the models, interval from a leave-one-GPU-type-out "
             f"backtest over {len(gpu_types(tested.frame))} GPU types "
-            f"(split-conformal, {shape}, {level:.0%})"
+            f"(split-conformal, {shape}, {level:.0%}); beyond the backtested reach "
+            f"({tested_reach:.3g}x) each form alike, the interval widened"
         )
     catalogue = load(hardware)
     return {
@@ -185,10 +213,25 @@ def summary(
         "weights": weights,
         "level": level,
         "interval_factors": factors,
+        "beyond_backtest": {
+            "reach": tested_reach,
+            "weights": alike,
+            "interval_factors": alike_factors,
+        },
         "method": method,
         "gpus": sorted({catalogue.match(g).name for g in tested.frame["gpu"].unique()}),
         "hardware_range": hardware_range(tested.frame, hardware),
     }
+
+
+def _factors(
+    errors: pd.DataFrame, weights: dict[str, float], level: float, shape: str
+) -> list[float] | None:
+    """The interval's factors from the backtest errors of the combination ``weights``; None
+    where they are too few for a quantile at ``level``."""
+    combined = sum(w * errors[n].to_numpy() for n, w in weights.items())
+    factors = list(interval_factors(np.asarray(combined, float), level, shape))
+    return factors if all(math.isfinite(f) and f > 0 for f in factors) else None
 
 
 def _without_catalogue(entry: dict) -> dict:
@@ -203,26 +246,42 @@ def answer_at(block: dict, rows: pd.DataFrame, hardware: str | None = None) -> H
     """The answer at ``rows`` (configurations with a ``gpu`` and ``precision``, measured or
     not) from a :func:`summary` (module docstring)."""
     weights = block["weights"]
+    beyond_backtest = block["beyond_backtest"]
+    alike = beyond_backtest["weights"]
+    entries = {n: block["models"][n] for n in {**weights, **alike}}
     # The catalogue asked with (a user's file adds GPUs the fit never saw) replaces the fit's.
-    entries = {n: block["models"][n] for n in weights}
     if hardware is not None:
         entries = {
             n: {**e, "settings": {**e["settings"], "hardware": hardware}}
             for n, e in entries.items()
         }
     models = {n: model_from_dict(e) for n, e in entries.items()}
-    log_prediction = sum(w * np.log(models[n].predict(rows)) for n, w in weights.items())
-    predicted = np.exp(np.asarray(log_prediction, float))
-    lo = hi = None
-    if block["interval_factors"] is not None:
-        down, up = block["interval_factors"]
-        lo, hi = predicted * down, predicted * up
     catalogue = load(hardware)
     measured = np.array([catalogue.match(g).name in block["gpus"] for g in rows["gpu"]], bool)
-    ranges = block["hardware_range"]
-    return HardwareAnswer(
-        predicted, lo, hi, weights, measured, reach(ranges, rows, hardware), block["method"]
+    reached = reach(block["hardware_range"], rows, hardware)
+    tested_reach = beyond_backtest["reach"]
+    beyond = (
+        np.ones(len(rows), bool) if tested_reach is None else reached > tested_reach * (1 + 1e-9)
     )
+    log_times = {n: np.log(model.predict(rows)) for n, model in models.items()}
+    log_prediction = np.where(
+        beyond,
+        sum(w * log_times[n] for n, w in alike.items()),
+        sum(w * log_times[n] for n, w in weights.items()),
+    )
+    predicted = np.exp(np.asarray(log_prediction, float))
+    lo = hi = None
+    if block["interval_factors"] is not None and beyond_backtest["interval_factors"] is not None:
+        # Per row the factors of the combination it is answered with, widened beyond the reach.
+        factors = np.where(
+            beyond[:, None], beyond_backtest["interval_factors"], block["interval_factors"]
+        )
+        down, up = np.log(factors).T
+        doublings = np.log2(np.maximum(reached / tested_reach, 1.0))
+        grown = prior_per_doubling(RULES, block["level"]) * growth(doublings, 1.0, RULES.width)
+        lo = predicted * np.exp(-half_width(-down, grown, RULES.width))
+        hi = predicted * np.exp(half_width(up, grown, RULES.width))
+    return HardwareAnswer(predicted, lo, hi, weights, measured, reached, block["method"], beyond)
 
 
 def answer_from(

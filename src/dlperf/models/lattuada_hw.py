@@ -100,7 +100,7 @@ class LattuadaHardwareModel(SelectingModel):
         "features (peak rates, memory and link bandwidth), after Lattuada et al. 2022"
     )
     min_points = 4
-    capabilities = Capabilities(per_iteration=True, across_hardware=True)
+    capabilities = Capabilities(per_iteration=True, across_hardware=True, hardware_form="power_law")
     candidates = CANDIDATES
 
     max_features: int = 4

@@ -511,6 +511,15 @@ def test_predict_asks_for_a_gpu_never_measured(tmp_path, capsys):
     assert (
         row["reach"] > 1 and row["epoch_time_lo_s"] <= row["epoch_time_s"] <= row["epoch_time_hi_s"]
     )
+    # 3.2x beyond in tensor rate: within the backtest's reach (the A10's link, 4.7x below the
+    # others'); a B200 (7.2x) lies beyond it, answered by each form alike, its interval wider.
+    assert row["beyond_backtest"] is False
+    assert main(ask[:-5] + ["--gpu", "B200", "--precision", "amp_fp16", "--json"]) == 0
+    far = json.loads(capsys.readouterr().out)["predictions"][0]
+    assert far["beyond_backtest"] is True
+    assert (
+        far["epoch_time_hi_s"] / far["epoch_time_s"] > row["epoch_time_hi_s"] / row["epoch_time_s"]
+    )
     code, err = run(ask[:-5] + ["--gpu", "H100 80GB HBM3", "--precision", "bf16"])
     assert code == 2 and "no answer across hardware for mlp at bf16" in err
     # A GPU of the user's own catalogue file.

@@ -19,8 +19,11 @@ from dlperf.models.hardware_answer import (
     ANSWER_MODELS,
     answer,
     answer_at,
+    backtest,
     conformal_radius,
+    form_weights,
     interval_factors,
+    summary,
 )
 
 GPUS = ["V100-SXM2-16GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "RTX 4090", "A10"]
@@ -170,3 +173,38 @@ def test_the_fit_stage_fits_across_hardware_when_two_gpu_types_are_measured():
     assert not found.measured.any() and np.all(found.reach > 1) and found.lo is not None
     one_gpu = fit_framework(points[points["gpu"] == GPUS[0]], "pytorch", cheap, 0, refits=2)
     assert "across_hardware" not in one_gpu
+
+
+def test_each_form_weighs_alike_where_the_answer_has_no_backtest_to_weigh_by():
+    models = {n: make_model(n) for n in ("powerlaw_hw", "anchored_hw", "generic_hw")}
+    assert form_weights(models) == {"powerlaw_hw": 0.25, "anchored_hw": 0.25, "generic_hw": 0.5}
+    points = law_points(gpus=GPUS[:2])
+    found = answer(list(models.values()), points, points.head(2))
+    assert found.beyond_backtest.all() and "each form alike" in found.method
+
+
+def test_beyond_the_backtested_reach_each_form_weighs_alike_and_the_interval_widens():
+    """Within the reach the backtest tested, the backtest's weights; beyond it, each form
+    alike (no untested shape carried alone) and a half-width that grows with the doublings
+    of reach beyond it."""
+    gpus = ["A100-SXM4-80GB", "H100-SXM5-80GB", "A100-PCIe-40GB", "H100-PCIe-80GB"]
+    points = law_points(gpus=gpus, noise=0.03)
+    tested = backtest([make_model(n) for n in ANSWER_MODELS], points)
+    block = summary(tested)
+    beyond = block["beyond_backtest"]
+    assert beyond["reach"] == pytest.approx(2.0)  # an SXM link beside a PCIe one
+    within = points[points["gpu"] == "A100-SXM4-80GB"].head(2)
+    far = pd.concat([within.assign(gpu=g) for g in ("B200 192GB", "T4")])
+    asked = pd.concat([within, far], ignore_index=True)
+    found = answer_at(block, asked)
+    assert found.beyond_backtest.tolist() == [False, False, True, True, True, True]
+    logs = {n: np.log(m.predict(asked)) for n, m in tested.fitted.items()}
+    backtested = sum(w * logs[n] for n, w in block["weights"].items())
+    alike = sum(w * logs[n] for n, w in beyond["weights"].items())
+    np.testing.assert_allclose(np.log(found.predicted[:2]), backtested[:2], rtol=1e-12)
+    np.testing.assert_allclose(np.log(found.predicted[2:]), alike[2:], rtol=1e-12)
+    half = np.log(found.hi / found.predicted)
+    np.testing.assert_allclose(half[:2], np.log(block["interval_factors"][1]), rtol=1e-12)
+    doublings = np.log2(found.reach[2:] / beyond["reach"])
+    assert np.all(half[2:] > np.log(beyond["interval_factors"][1]))
+    assert np.all(np.diff(half[2:][np.argsort(doublings)]) >= 0)
