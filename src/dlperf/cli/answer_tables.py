@@ -48,6 +48,8 @@ LEGEND = {
     "ratio": "max(p/P, n/N), P and N the most workers and nodes measured; above 1: extrapolated",
     "reach": "how far the GPU's datasheet figures lie outside the GPU types measured; above 1: "
     "extrapolated",
+    "beyond_backtest": "the GPU lies farther beyond those measured than any GPU type the backtest "
+    "held out: each form of model weighs alike and the interval is widened",
 }
 
 

@@ -178,7 +178,7 @@ def _predicted_columns(table, epochs: float) -> list[str]:
     """What `predict` prints as text: the configuration, then the answer (the total only when
     more than one epoch is asked)."""
     answer = ["epoch_time_s", "samples_per_s", *(["total_time_s"] if epochs != 1 else [])]
-    extra = [c for c in ("ratio", "reach", "models") if c in table]
+    extra = [c for c in ("ratio", "reach", "beyond_backtest", "models") if c in table]
     return [*PREDICT_ROWS, *answer, *extra]
 
 
