@@ -143,7 +143,9 @@ INTRO = (
     "predicts any GPU of the catalogue from its datasheet figures. Ask it with "
     "`dlperf predict --gpu NAME --precision P` and choose among GPU types with "
     "`dlperf plan --gpus ... --prices prices.yaml` (docs/hardware.md). The interval "
-    "is the answer's spread on GPU types left out of the fit."
+    "is the answer's spread on GPU types left out of the fit; for a GPU farther beyond those "
+    "measured than any the fit left out, each form of model weighs alike and the interval "
+    "widens (the \"how\" column gives that reach)."
 )
 
 
