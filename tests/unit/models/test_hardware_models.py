@@ -192,7 +192,7 @@ def test_beyond_the_backtested_reach_each_form_weighs_alike_and_the_interval_wid
     tested = backtest([make_model(n) for n in ANSWER_MODELS], points)
     block = summary(tested)
     beyond = block["beyond_backtest"]
-    assert beyond["reach"] == pytest.approx(2.0)  # an SXM link beside a PCIe one
+    assert beyond["reach"] == pytest.approx(2.0)  # the A100 PCIe's Gen4 link, the H100 PCIe's Gen5
     within = points[points["gpu"] == "A100-SXM4-80GB"].head(2)
     far = pd.concat([within.assign(gpu=g) for g in ("B200 192GB", "T4")])
     asked = pd.concat([within, far], ignore_index=True)
