@@ -145,7 +145,7 @@ INTRO = (
     "`dlperf plan --gpus ... --prices prices.yaml` (docs/hardware.md). The interval "
     "is the answer's spread on GPU types left out of the fit; for a GPU farther beyond those "
     "measured than any the fit left out, each form of model weighs alike and the interval "
-    "widens (the \"how\" column gives that reach)."
+    'widens (the "how" column gives that reach).'
 )
 
 
