@@ -140,27 +140,30 @@ def held_out(train: pd.DataFrame, test: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True)
 
 
-def run(frame: pd.DataFrame) -> pd.DataFrame:
+def leave_one_out(series: pd.DataFrame):
+    """(train, test): each GPU type of a series of three or more held out from the others."""
+    if series["gpu"].nunique() < 3:
+        return
+    for gpu in sorted(series["gpu"].unique()):
+        yield series[series["gpu"] != gpu], series[series["gpu"] == gpu]
+
+
+def forward(series: pd.DataFrame, newer: tuple[str, ...] = NEWER):
+    """(train, test): each GPU type of the ``newer`` generations asked from the series' older
+    ones alone (three or more)."""
+    old = series[~series["gpu"].isin(newer)]
+    if old["gpu"].nunique() < 3:
+        return
+    for gpu in sorted(set(series["gpu"]) & set(newer)):
+        yield old, series[series["gpu"] == gpu]
+
+
+def run(frame: pd.DataFrame, cut=leave_one_out) -> pd.DataFrame:
+    """Every series of ``frame`` cut by ``cut`` (:func:`leave_one_out`, :func:`forward`)."""
     found = []
     for (network, precision), series in frame.groupby(["network", "precision"], sort=True):
-        if series["gpu"].nunique() < 3:
-            continue
-        for gpu in sorted(series["gpu"].unique()):
-            train, test = series[series["gpu"] != gpu], series[series["gpu"] == gpu]
+        for train, test in cut(series):
             found.append(held_out(train, test).assign(network=network, precision=precision))
-    return pd.concat(found, ignore_index=True)
-
-
-def run_forward(frame: pd.DataFrame, newer: tuple[str, ...] = NEWER) -> pd.DataFrame:
-    """Each series' GPU types of the ``newer`` generations asked from its older ones alone."""
-    found = []
-    for (network, precision), series in frame.groupby(["network", "precision"], sort=True):
-        old = series[~series["gpu"].isin(newer)]
-        if old["gpu"].nunique() < 3:
-            continue
-        for gpu in sorted(set(series["gpu"]) & set(newer)):
-            test = series[series["gpu"] == gpu]
-            found.append(held_out(old, test).assign(network=network, precision=precision))
     return pd.concat(found, ignore_index=True)
 
 
@@ -297,12 +300,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.breakdown:
         print(breakdown(run(lambda_points(args.shared))).to_markdown(index=False, floatfmt=".1f"))
         return 0
+    lambda_table = lambda_points(args.shared)
     summaries = {
         "Lambda, leave one GPU type out (12 types, per network and precision)": summarise(
-            run(lambda_points(args.shared))
+            run(lambda_table)
         ),
         "Lambda, the 2022-2023 GPU types (Ada, Hopper) asked from the 2017-2021 ones": summarise(
-            run_forward(lambda_points(args.shared))
+            run(lambda_table, forward)
         ),
         "CSC, leave one GPU type out (V100, A100, MI250X GCD)": summarise(
             run(csc_points(args.shared))

@@ -22,6 +22,7 @@ no interval, and says so.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -96,7 +97,7 @@ def model_weights(errors: pd.DataFrame, combine: str) -> dict[str, float]:
 def form_weights(models: dict[str, PerformanceModel]) -> dict[str, float]:
     """Each declared form (``Capabilities.hardware_form``) alike, its models alike within it."""
     forms = {name: capabilities_of(model).hardware_form for name, model in models.items()}
-    count = {form: list(forms.values()).count(form) for form in forms.values()}
+    count = Counter(forms.values())
     return {name: 1.0 / (len(count) * count[form]) for name, form in forms.items()}
 
 
