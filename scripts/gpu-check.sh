@@ -23,16 +23,19 @@
 #                                                        # bf16, 1 and 2 workers, no NVML)
 #   scripts/gpu-check.sh --workflow [--wheels DIR]       # the real Snakemake workflow, device cuda
 #   scripts/gpu-check.sh --workflow --dry-run            # the same workflow on a CPU
+#   scripts/gpu-check.sh --make-wheels DIR [--python-version 3.12]   # on a networked machine
 #   PYTHON=/path/to/python scripts/gpu-check.sh ...      # another interpreter (default python3)
 #
 # --workflow runs the Snakefile (benchmark, aggregate, fit, validate, report) on a study of the
 # same networks with 1 GPU and with every GPU of the machine, PyTorch from $PYTHON (or
-# $TORCH_PYTHON) as the site's framework build. Beyond the packages above it needs these
-# (modules: wheels), installed from wheels carried beside the script when the machine has no
+# $TORCH_PYTHON) as the site's framework build. Beyond the packages above it needs those of
+# `wheel_of` below, installed from wheels carried beside the script when the machine has no
 # network (`--wheels DIR`: pip install --no-index --target OUT/tools/site, nothing else is
-# touched); make them on a networked machine with the GPU machine's Python version:
-#   pip download --only-binary=:all: -d wheels "snakemake==9.27.1" pyyaml jsonschema \
-#       matplotlib jinja2 pyarrow rocrate pygments marshmallow tqdm
+# touched; only the modules the machine lacks). `--make-wheels DIR` makes that folder on a
+# networked Linux x86-64 machine, for the GPU machine's Python version (`--python-version`,
+# default this machine's): every wheel of those packages and their needs, and a wheel built
+# here of each pure-Python need published only as a source archive (Snakemake's
+# connection_pool is one), which `pip download` for another interpreter cannot take.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -40,6 +43,8 @@ python="${PYTHON:-python3}"
 dry_run=0
 workflow=0
 wheels=""
+make_wheels=""
+python_version=""
 out="gpu-check-$(date +%Y%m%d-%H%M%S)"
 args=()
 while [[ $# -gt 0 ]]; do
@@ -47,12 +52,58 @@ while [[ $# -gt 0 ]]; do
         --dry-run) dry_run=1; args+=("$1") ;;
         --workflow) workflow=1; args+=("$1") ;;
         --wheels) wheels="$2"; shift ;;
+        --make-wheels) make_wheels="$2"; shift ;;
+        --python-version) python_version="$2"; shift ;;
         --out) out="$2"; args+=("$1" "$2"); shift ;;
         *) args+=("$1") ;;
     esac
     shift
 done
 [[ " ${args[*]-} " == *" --out "* ]] || args+=(--out "$out")
+
+# module -> wheel the workflow side needs (Snakemake's pin is the project's).
+declare -A wheel_of=(
+    [snakemake]="snakemake==9.27.1" [yaml]=pyyaml [jsonschema]=jsonschema
+    [matplotlib]=matplotlib [jinja2]=jinja2 [pyarrow]=pyarrow [rocrate]=rocrate
+    [pygments]=pygments [marshmallow]="marshmallow>=3.7,<4" [tqdm]=tqdm
+)
+
+# The --wheels folder for Python $2 on Linux x86-64, made in $1 with this machine's network.
+make_wheel_folder() {
+    local dir="$1" version="$2" log needed built rounds=0
+    local platforms=()
+    for tag in manylinux_2_28 manylinux_2_27 manylinux_2_24 manylinux_2_17 manylinux2014 manylinux1; do
+        platforms+=(--platform "${tag}_x86_64")
+    done
+    mkdir -p "$dir"
+    until log="$("$python" -m pip download --quiet --only-binary=:all: --implementation cp \
+        --python-version "$version" "${platforms[@]}" --find-links "$dir" --dest "$dir" \
+        "${wheel_of[@]}" 2>&1)"; do
+        # pip names the first need it found no wheel of; build that one here, then go on.
+        needed="$(sed -n 's/.*No matching distribution found for \([^ ]*\).*/\1/p' <<<"$log" | head -1)"
+        if [[ -z "$needed" || $((rounds += 1)) -gt 20 ]]; then
+            echo "$log" >&2
+            echo "gpu-check: error: pip download failed for Python $version (above)" >&2
+            return 1
+        fi
+        built="$(mktemp -d)"
+        "$python" -m pip wheel --quiet --no-deps --wheel-dir "$built" "$needed"
+        if ! compgen -G "$built/*-none-any.whl" >/dev/null; then
+            echo "gpu-check: error: $needed has no wheel for Python $version and is not pure" \
+                "Python; build its wheel with that Python and put it in $dir" >&2
+            return 1
+        fi
+        mv "$built"/*.whl "$dir/" && rmdir "$built"
+    done
+    echo "gpu-check: $(ls "$dir" | wc -l) wheels for Python $version in $dir; on the GPU" \
+        "machine: scripts/gpu-check.sh --workflow --wheels $dir"
+}
+
+if [[ -n "$make_wheels" ]]; then
+    version="${python_version:-$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')}"
+    make_wheel_folder "$make_wheels" "$version"
+    exit
+fi
 
 missing_of() {
     "$python" - "$@" <<'PY'
@@ -72,12 +123,6 @@ fi
 
 export PYTHONPATH="$here/src${PYTHONPATH:+:$PYTHONPATH}"
 if [[ $workflow == 1 ]]; then
-    # module -> wheel the workflow side needs (Snakemake's pin is the project's).
-    declare -A wheel_of=(
-        [snakemake]="snakemake==9.27.1" [yaml]=pyyaml [jsonschema]=jsonschema
-        [matplotlib]=matplotlib [jinja2]=jinja2 [pyarrow]=pyarrow [rocrate]=rocrate
-        [pygments]=pygments [marshmallow]=marshmallow [tqdm]=tqdm
-    )
     tools="$(mkdir -p "$out/tools/bin" && cd "$out/tools" && pwd)"
     export PYTHONPATH="$PYTHONPATH:$tools/site"
     missing="$(missing_of "${!wheel_of[@]}")"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import sysconfig
 
 import pandas as pd
@@ -78,3 +79,29 @@ def test_workflow_dry_run_runs_the_real_workflow_through_the_report(framework_en
     summary = (out / "summary.txt").read_text()
     assert "lenet fp32: no reference for this device (CPU)" in summary
     assert f"Report: {results / 'report' / 'index.html'}" in summary
+
+
+def test_make_wheels_makes_a_folder_the_workflow_side_installs_from_alone(repo, tmp_path):
+    # --make-wheels on a networked machine, then what --wheels does on the GPU machine (pip
+    # install --no-index into a folder of its own): the packages import from that folder and
+    # the standard library alone (-S), so no need is missing from the wheels. Snakemake's
+    # connection_pool is published as a source archive only: the script builds its wheel.
+    python = sys.executable  # wheels for this interpreter's version, installed by it
+    wheels, site = tmp_path / "wheels", tmp_path / "site"
+    proc = subprocess.run(
+        [str(repo / "scripts" / "gpu-check.sh"), "--make-wheels", str(wheels)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHON=python),
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    assert f"--workflow --wheels {wheels}" in proc.stdout
+    assert list(wheels.glob("connection_pool-*-none-any.whl"))
+    install = [python, "-m", "pip", "install", "--quiet", "--no-index", "--find-links", str(wheels)]
+    install += ["--target", str(site), "snakemake==9.27.1", "jsonschema", "rocrate", "marshmallow"]
+    subprocess.run(install, check=True, capture_output=True, timeout=600)
+    probe = "import snakemake.api, snakemake.cli, jsonschema, rocrate.rocrate, marshmallow, yaml"
+    subprocess.run(
+        [python, "-S", "-c", probe], check=True, env={"PYTHONPATH": str(site)}, timeout=120
+    )
