@@ -1,6 +1,7 @@
 """scripts/gpu-check.sh in its dry-run mode: the GPU check's whole path (harness runs of the
 new networks in two precisions on 1 and 2 workers, aggregation, fits, summary, references) on
-the CPU, and its --workflow mode (the real Snakemake workflow through the report) on the CPU.
+the CPU, and its --workflow mode (the real Snakemake workflow through the report) on the CPU;
+and --make-wheels, the wheel folder --workflow installs from on a machine without network.
 (That the harness check imports nothing of the workflow's: tests/unit/cli/test_gpucheck.py.)"""
 
 from __future__ import annotations
