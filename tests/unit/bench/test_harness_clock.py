@@ -80,14 +80,17 @@ def test_an_asynchronous_step_is_clocked_when_the_next_one_is_queued():
 
 @pytest.mark.parametrize("backend_type", [SyncBackend, AsyncBackend])
 def test_iteration_times_add_up_to_the_epoch(backend_type):
-    backend = backend_type(step_s=0.01)
+    step_s = 0.05
+    backend = backend_type(step_s=step_s)
     start = time.perf_counter()
     timed = timed_steps(backend, itertools.count(), 5)
     elapsed = time.perf_counter() - start
     total = sum(t for t, _ in timed)
     assert total == pytest.approx(elapsed, abs=2e-3)
-    # Each iteration is one step of the (simulated) device, not less, not two.
-    assert all(0.009 <= t < 0.02 for t, _ in timed[1:])
+    # Each iteration is one step of the (simulated) device, not none, not two. Half a step of
+    # slack either way: a sleep that wakes late on a busy machine (10 ms was seen in CI) moves
+    # time between neighbouring iterations, never a whole step.
+    assert all(0.5 * step_s < t < 1.5 * step_s for t, _ in timed[1:])
 
 
 def test_fetch_time_is_kept_with_its_own_step():
