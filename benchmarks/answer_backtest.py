@@ -7,9 +7,12 @@ counts up to p_max/2 (and, a second time, up to p_max/4; ``--divisors`` for othe
 least two, and asked for every larger one. For the answer and each single model:
 the share of held-out points answered, MAPE, coverage of the 90 % interval and its median
 width (hi - lo over the prediction). Series with fewer than three worker counts cannot be cut
-and are left out (the count is printed).
+and are left out (the count is printed). ``--timings FILE ...`` adds a user's own
+external-timings files as tables, each named after its file: the answer judged on tables it was
+never chosen on.
 
     .venv/bin/python benchmarks/answer_backtest.py --write docs/model.md
+    .venv/bin/python benchmarks/answer_backtest.py --leave-one-table-out --timings mine/*.csv
 """
 
 from __future__ import annotations
@@ -45,10 +48,12 @@ from published import (
 from stress_series import STRESS
 
 from dlperf.config import default_models
+from dlperf.measurements.external import read_external
 from dlperf.models.answer import ANSWER
 from dlperf.models.artifact import fit_framework
 from dlperf.models.intervals import DEFAULT_REFITS
 from dlperf.models.prediction import prediction_table
+from dlperf.models.series import as_series
 
 # The models fitted by default: the config schema's default models section.
 DEFAULT_MODELS = default_models()
@@ -196,12 +201,26 @@ OPTIONS = {
 IMPOSED = {"width": "doublings", "measured_growth": False}
 
 
+def timings_tables(paths: list[Path]) -> dict:
+    """A user's external-timings files (docs/external-timings.md) as tables, each named after
+    its file: its series are its networks, one per GPU type and precision (``as_series``)."""
+    return {
+        f"{path.stem} (timings)": (lambda _shared, path=path: as_series(read_external(path)))
+        for path in paths
+    }
+
+
 def cut_tables(
-    shared: Path, only: str | None, refits: int, cache: Path | None, divisors=DIVISORS
+    tables: dict,
+    shared: Path,
+    only: str | None,
+    refits: int,
+    cache: Path | None,
+    divisors=DIVISORS,
 ) -> dict:
     """(table, divisor) -> [(artifact, its model tables, held-out points)] per framework."""
     cuts = {}
-    for name, load in TABLES.items():
+    for name, load in tables.items():
         if only and only.lower() not in name.lower():
             continue
         points = load(shared)
@@ -287,15 +306,25 @@ def main(argv: list[str] | None = None) -> int:
         default=list(DIVISORS),
         help="cut each series at train <= p_max / each of these (default: 2 4)",
     )
+    parser.add_argument(
+        "--timings",
+        type=Path,
+        nargs="+",
+        default=[],
+        metavar="CSV",
+        help="external-timings files (docs/external-timings.md) judged as tables too, each "
+        "named after its file: the answer on tables it was never chosen on",
+    )
     args = parser.parse_args(argv)
     if not args.shared.is_dir():
         raise SystemExit(f"no published tables in {args.shared}: pass --shared DIR")
+    tables = TABLES | timings_tables(args.timings)
     given = list(argv if argv is not None else sys.argv[1:])
     if "--cache" in given:  # where the fits are kept is no part of the measurement
         del given[given.index("--cache") : given.index("--cache") + 2]
     command = ".venv/bin/python benchmarks/answer_backtest.py " + " ".join(given)
     if args.leave_one_table_out:
-        cuts = cut_tables(args.shared, args.only, args.refits, args.cache, args.divisors)
+        cuts = cut_tables(tables, args.shared, args.only, args.refits, args.cache, args.divisors)
         evaluated = evaluate(cuts, OPTIONS)
         chosen, held = leave_one_table_out(evaluated, IMPOSED)
         text = loto_markdown(cuts, chosen, held) + "\n\n" + rule_effects(evaluated)
@@ -304,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
             write_between_markers(args.write, "loto", f"Measured with `{command}`.\n\n{text}")
         return 0
     results = []
-    for name, load in TABLES.items():
+    for name, load in tables.items():
         if args.only and args.only.lower() not in name.lower():
             continue
         points = load(args.shared)

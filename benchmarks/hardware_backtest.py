@@ -13,9 +13,12 @@ the miss).
 Series of the Lambda table (a network on a GPU type at a precision, all hosts) whose scaling
 is implausible between worker counts are left out (``published.plausible_series``). Then the
 fit time: the four models fitted and backtested on a synthetic table of 12 GPU types x 10
-networks x 2 precisions x 4 worker counts.
+networks x 2 precisions x 4 worker counts. ``--timings FILE ...`` judges a user's own
+external-timings files with gpu and precision columns instead: each leave one GPU type out and
+the fastest GPU type asked from the others.
 
     .venv/bin/python benchmarks/hardware_backtest.py --write docs/hardware.md
+    .venv/bin/python benchmarks/hardware_backtest.py --timings mine/*.csv
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ import pandas as pd
 from common import report, timed, write_between_markers
 from published import SHARED, plausible_series, series_names
 
-from dlperf.hardware import load, precision_name
+from dlperf.hardware import load, precision_name, rates
+from dlperf.measurements.external import read_external
 from dlperf.models import make_model
 from dlperf.models.generic_hw import GenericHardwareModel
 from dlperf.models.hardware_answer import (
@@ -106,6 +110,16 @@ def csc_points(shared: Path = SHARED) -> pd.DataFrame:
     )
 
 
+def timings_points(path: Path) -> pd.DataFrame:
+    """A user's external-timings file (docs/external-timings.md) with ``gpu`` and ``precision``
+    columns as points: each framework's network is one network here."""
+    found = read_external(path)
+    found["network"] = found["framework"] + ": " + found["network"]
+    return found[
+        ["network", "gpu", "precision", "nodes", "procs", "batch_size", "data_size"]
+    ].assign(epoch_time_s=found["epoch_time_s"])
+
+
 def held_out(train: pd.DataFrame, test: pd.DataFrame) -> pd.DataFrame:
     """Every combination's and model's prediction and interval at the rows of ``test``, from
     a backtest on the GPU types of ``train``."""
@@ -158,13 +172,26 @@ def forward(series: pd.DataFrame, newer: tuple[str, ...] = NEWER):
         yield old, series[series["gpu"] == gpu]
 
 
+def fastest(series: pd.DataFrame):
+    """(train, test): the series' GPU type of the highest matrix peak rate at its precision
+    asked from the others (three or more): an upgrade asked from what was measured, for tables
+    without release dates."""
+    catalogue = load()
+    precision = series["precision"].iloc[0]
+    gpus = sorted(series["gpu"].unique())
+    if len(gpus) < 4:
+        return
+    top = max(gpus, key=lambda gpu: rates(catalogue.match(gpu), precision)[0])
+    yield series[series["gpu"] != top], series[series["gpu"] == top]
+
+
 def run(frame: pd.DataFrame, cut=leave_one_out) -> pd.DataFrame:
     """Every series of ``frame`` cut by ``cut`` (:func:`leave_one_out`, :func:`forward`)."""
     found = []
     for (network, precision), series in frame.groupby(["network", "precision"], sort=True):
         for train, test in cut(series):
             found.append(held_out(train, test).assign(network=network, precision=precision))
-    return pd.concat(found, ignore_index=True)
+    return pd.concat(found, ignore_index=True) if found else pd.DataFrame()
 
 
 def breakdown(found: pd.DataFrame, model: str = "answer (weighted)") -> pd.DataFrame:
@@ -293,7 +320,26 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only where the answer's Lambda MAPE comes from, per network and GPU type",
     )
+    parser.add_argument(
+        "--timings",
+        type=Path,
+        nargs="+",
+        default=[],
+        metavar="CSV",
+        help="judge instead on these external-timings files with gpu and precision columns "
+        "(docs/external-timings.md), each cut leave one GPU type out and fastest from the rest",
+    )
     args = parser.parse_args(argv)
+    if args.timings:
+        summaries = {}
+        for path in args.timings:
+            frame = timings_points(path)
+            for label, cut in (("leave one GPU type out", leave_one_out), ("fastest", fastest)):
+                found = run(frame, cut)
+                if not found.empty:
+                    summaries[f"{path.stem}, {label}"] = summarise(found)
+        print(markdown(summaries) or "no series of three or more GPU types to cut")
+        return 0
     if not args.shared.exists():
         print(f"{args.shared} is not present; nothing to measure", file=sys.stderr)
         return 0

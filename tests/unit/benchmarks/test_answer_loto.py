@@ -54,3 +54,25 @@ def test_the_stress_series_are_what_they_say():
     for make in stress.STRESS.values():
         points = make()
         assert (points["epoch_time_s"] > 0).all() and points["network"].nunique() == stress.SERIES
+
+
+def test_a_users_timings_file_is_one_table_of_one_series_per_gpu_type(tmp_path):
+    answer_backtest = load_benchmark("answer_backtest")
+    path = tmp_path / "mine.csv"
+    rows = [
+        f"pytorch,rn,{gpu},amp_fp16,{p},64,{rate * p * 0.95 ** np.log2(p):.1f}"
+        for gpu, rate in (("V100 16GB", 1000.0), ("A100 80GB SXM4", 2500.0))
+        for p in (1, 2, 4, 8)
+    ]
+    path.write_text(
+        "framework,network,gpu,precision,procs,batch_size,samples_per_s\n" + "\n".join(rows)
+    )
+    tables = answer_backtest.timings_tables([path])
+    assert list(tables) == ["mine (timings)"]
+    points = tables["mine (timings)"](None)
+    assert points.groupby("network")["procs"].nunique().to_dict() == {
+        "rn (V100 16GB, amp_fp16)": 4,
+        "rn (A100 80GB SXM4, amp_fp16)": 4,
+    }
+    train, test = answer_backtest.split(points, 2)
+    assert sorted(test["procs"]) == [8, 8] and train["procs"].max() == 4

@@ -71,3 +71,21 @@ def test_the_breakdown_finds_an_error_carried_by_one_gpu_type():
     assert table["a alone"] == pytest.approx(5.0)
     assert table["mean log error per gpu removed (hindsight)"] == pytest.approx(0.0, abs=1e-9)
     assert table["mean log error per network x precision removed (hindsight)"] > 1.0
+
+
+def test_a_users_timings_file_is_judged_with_the_fastest_gpu_type_asked_from_the_others(tmp_path):
+    # Four GPU types of one network from the generic_hw law, written as a user's CSV.
+    table = backtest.synthetic_table()
+    four = ["Tesla V100-SXM2-16GB", "A10", "A100-SXM4-80GB", "H100-SXM5-80GB"]
+    rows = table[(table["network"] == "net0") & (table["precision"] == "amp_fp16")]
+    rows = rows[rows["gpu"].isin(backtest.load().match(g).name for g in four)]
+    path = tmp_path / "mine.csv"
+    rows.assign(framework="pytorch").to_csv(path, index=False)
+
+    frame = backtest.timings_points(path)
+    assert set(frame["network"]) == {"pytorch: net0"} and frame["gpu"].nunique() == 4
+    (train, test), *rest = backtest.fastest(frame)
+    assert not rest and set(test["gpu"]) == {backtest.load().match("H100-SXM5-80GB").name}
+    assert test["gpu"].iloc[0] not in set(train["gpu"])
+
+    assert backtest.main(["--timings", str(path)]) == 0
