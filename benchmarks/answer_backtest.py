@@ -34,7 +34,7 @@ from answer_loto import (
     totals,
     with_best_rate,
 )
-from common import write_between_markers
+from common import add_timings_argument, write_between_markers
 from published import (
     SHARED,
     csc_series,
@@ -306,13 +306,9 @@ def main(argv: list[str] | None = None) -> int:
         default=list(DIVISORS),
         help="cut each series at train <= p_max / each of these (default: 2 4)",
     )
-    parser.add_argument(
-        "--timings",
-        type=Path,
-        nargs="+",
-        default=[],
-        metavar="CSV",
-        help="external-timings files (docs/external-timings.md) judged as tables too, each "
+    add_timings_argument(
+        parser,
+        "external-timings files (docs/external-timings.md) judged as tables too, each "
         "named after its file: the answer on tables it was never chosen on",
     )
     args = parser.parse_args(argv)

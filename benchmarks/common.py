@@ -79,3 +79,11 @@ def write_between_markers(doc: Path, name: str, body: str) -> None:
         raise SystemExit(f"{doc} has no {start} ... {end} markers to write the table between")
     pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
     atomic_write_text(doc, pattern.sub(lambda _: f"{start}\n{body}\n{end}", text))
+
+
+def add_timings_argument(parser, help_text: str) -> None:
+    """``--timings CSV ...``: a user's own external-timings files (docs/external-timings.md) as
+    tables the answers are judged on."""
+    parser.add_argument(
+        "--timings", type=Path, nargs="+", default=[], metavar="CSV", help=help_text
+    )

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from common import report, timed, write_between_markers
+from common import add_timings_argument, report, timed, write_between_markers
 from published import SHARED, plausible_series, series_names
 
 from dlperf.hardware import load, precision_name, rates
@@ -320,13 +320,9 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only where the answer's Lambda MAPE comes from, per network and GPU type",
     )
-    parser.add_argument(
-        "--timings",
-        type=Path,
-        nargs="+",
-        default=[],
-        metavar="CSV",
-        help="judge instead on these external-timings files with gpu and precision columns "
+    add_timings_argument(
+        parser,
+        "judge instead on these external-timings files with gpu and precision columns "
         "(docs/external-timings.md), each cut leave one GPU type out and fastest from the rest",
     )
     args = parser.parse_args(argv)
