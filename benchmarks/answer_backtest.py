@@ -58,7 +58,7 @@ from dlperf.models.series import as_series
 # The models fitted by default: the config schema's default models section.
 DEFAULT_MODELS = default_models()
 
-TABLES = {
+PUBLISHED = {
     "Lambda (1-8 GPUs)": lambda_series,
     "NVIDIA SSD300 (1-8 GPUs)": ssd300_series,
     "NVIDIA grid (GPUs x batch)": nvidia_grid_series,
@@ -68,7 +68,8 @@ TABLES = {
     "NVIDIA translation (GNMT, Transformer)": translation_series,
 }
 # The synthetic stress series take no directory; they are tables like the published ones.
-TABLES.update({name: (lambda _shared, make=make: make()) for name, make in STRESS.items()})
+STRESS_TABLES = {name: (lambda _shared, make=make: make()) for name, make in STRESS.items()}
+TABLES = PUBLISHED | STRESS_TABLES
 LEVEL = 0.9
 
 
@@ -312,9 +313,12 @@ def main(argv: list[str] | None = None) -> int:
         "named after its file: the answer on tables it was never chosen on",
     )
     args = parser.parse_args(argv)
-    if not args.shared.is_dir():
-        raise SystemExit(f"no published tables in {args.shared}: pass --shared DIR")
-    tables = TABLES | timings_tables(args.timings)
+    if args.shared.is_dir():
+        tables = TABLES | timings_tables(args.timings)
+    elif args.timings:  # a user's own tables beside the stress series
+        tables = STRESS_TABLES | timings_tables(args.timings)
+    else:
+        raise SystemExit(f"no published tables in {args.shared}: pass --shared DIR or --timings")
     given = list(argv if argv is not None else sys.argv[1:])
     if "--cache" in given:  # where the fits are kept is no part of the measurement
         del given[given.index("--cache") : given.index("--cache") + 2]

@@ -76,3 +76,7 @@ def test_a_users_timings_file_is_one_table_of_one_series_per_gpu_type(tmp_path):
     }
     train, test = answer_backtest.split(points, 2)
     assert sorted(test["procs"]) == [8, 8] and train["procs"].max() == 4
+    # Without ../shared/data a user's own tables are judged beside the stress series.
+    none = tmp_path / "no-shared"
+    argv = ["--shared", str(none), "--timings", str(path), "--only", "mine", "--divisors", "2"]
+    assert answer_backtest.main(argv) == 0
