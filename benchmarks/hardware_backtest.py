@@ -186,7 +186,8 @@ def fastest(series: pd.DataFrame):
 
 
 def run(frame: pd.DataFrame, cut=leave_one_out) -> pd.DataFrame:
-    """Every series of ``frame`` cut by ``cut`` (:func:`leave_one_out`, :func:`forward`)."""
+    """Every series of ``frame`` cut by ``cut`` (:func:`leave_one_out`, :func:`forward`,
+    :func:`fastest`); empty where no series can be cut so."""
     found = []
     for (network, precision), series in frame.groupby(["network", "precision"], sort=True):
         for train, test in cut(series):
