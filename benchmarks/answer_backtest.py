@@ -259,31 +259,36 @@ def loto_markdown(cuts: dict, chosen: dict, held: dict) -> str:
     return "\n".join(["Rules chosen on the other tables:", *rules, "", *lines])
 
 
-def rule_effects(evaluated: dict) -> str:
+def rule_effects(evaluated: dict, only: set[str] | None = None) -> str:
     """Each rule's effect: the shipped setting against the same with that one rule changed,
-    over every table's held-out points, and on how many tables the change scores lower."""
+    over the held-out points of every table (of ``only`` where given), and on how many tables
+    the change scores lower and higher, and errs less and more."""
     lines = [
         "| rule | value | MAPE % | 90 % covers % | mean interval score | "
-        "tables it scores lower on |",
-        "|---|---|---|---|---|---|",
+        "tables it scores lower / higher on | tables its MAPE is lower / higher on |",
+        "|---|---|---|---|---|---|---|",
     ]
     settings = list(evaluated)
     shipped = evaluated[settings[0]]
-    tables = sorted({table for table, _ in shipped})
+    tables = sorted({table for table, _ in shipped if only is None or table in only})
 
-    def on(found: dict, table: str) -> float:
-        return totals(pd.concat([p for c, p in found.items() if c[0] == table]))["score"]
+    def on(found: dict, table: str) -> pd.Series:
+        part = totals(pd.concat([p for c, p in found.items() if c[0] == table]))
+        return pd.Series({"score": part["score"], "mape": part["ape"] / part["points"]})
 
+    before = pd.DataFrame({table: on(shipped, table) for table in tables}).T
     for key in settings:
         found = evaluated[key]
         changed = [(r, v) for (r, v), (_, v0) in zip(key, settings[0], strict=True) if v != v0]
         rule, value = changed[0] if changed else ("(shipped)", "")
-        t = totals(pd.concat(found.values(), ignore_index=True))
-        lower = sum(on(found, table) < on(shipped, table) - 1e-9 for table in tables)
+        change = pd.DataFrame({table: on(found, table) for table in tables}).T - before
+        lower, higher = (change < -1e-9).sum(), (change > 1e-9).sum()
+        t = totals(pd.concat([p for c, p in found.items() if c[0] in tables], ignore_index=True))
         lines.append(
             f"| {rule} | {value} | {100 * t['ape'] / t['points']:.2f} | "
             f"{100 * t['covered'] / t['points']:.1f} | {t['score'] / t['points']:.3f} | "
-            f"{lower} of {len(tables)} |"
+            f"{lower['score']} / {higher['score']} of {len(tables)} | "
+            f"{lower['mape']} / {higher['mape']} of {len(tables)} |"
         )
     return "\n".join(lines)
 
@@ -328,6 +333,10 @@ def main(argv: list[str] | None = None) -> int:
         evaluated = evaluate(cuts, OPTIONS)
         chosen, held = leave_one_table_out(evaluated, IMPOSED)
         text = loto_markdown(cuts, chosen, held) + "\n\n" + rule_effects(evaluated)
+        if args.timings:  # the same on the given tables alone: tables no rule was chosen on
+            given_tables = set(timings_tables(args.timings))
+            text += "\n\nOn the tables given by --timings alone:\n\n"
+            text += rule_effects(evaluated, given_tables)
         print(text, flush=True)
         if args.write is not None:
             write_between_markers(args.write, "loto", f"Measured with `{command}`.\n\n{text}")

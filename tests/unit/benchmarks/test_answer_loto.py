@@ -80,3 +80,41 @@ def test_a_users_timings_file_is_one_table_of_one_series_per_gpu_type(tmp_path):
     none = tmp_path / "no-shared"
     argv = ["--shared", str(none), "--timings", str(path), "--only", "mine", "--divisors", "2"]
     assert answer_backtest.main(argv) == 0
+
+
+def test_each_rule_is_counted_per_table_where_it_lowers_and_raises_score_and_error():
+    answer_backtest = load_benchmark("answer_backtest")
+
+    def points(error, width):
+        # Two held-out points at 1 s: predicted 1 + error, the interval that wide in log time.
+        predicted = np.full(2, 1.0 + error)
+        return pd.DataFrame(
+            {
+                "measured": np.ones(2),
+                "predicted": predicted,
+                "lo": predicted * np.exp(-width / 2),
+                "hi": predicted * np.exp(width / 2),
+            }
+        )
+
+    shipped = (("rule", "a"),)
+    changed = (("rule", "b"),)
+    evaluated = {
+        shipped: {
+            ("x", 2): points(0.1, 0.5),
+            ("y", 2): points(0.1, 0.5),
+            ("z", 2): points(0.1, 0.5),
+        },
+        # Sharper on x and y; on y and z it errs less, on x more.
+        changed: {
+            ("x", 2): points(0.2, 0.45),
+            ("y", 2): points(0.05, 0.4),
+            ("z", 2): points(0.0, 0.9),
+        },
+    }
+    rows = answer_backtest.rule_effects(evaluated).splitlines()
+    assert rows[2].endswith("| 0 / 0 of 3 | 0 / 0 of 3 |")
+    assert rows[3].startswith("| rule | b |") and rows[3].endswith("| 2 / 1 of 3 | 2 / 1 of 3 |")
+    # Over some tables alone: y only, where the change lowers both.
+    alone = answer_backtest.rule_effects(evaluated, {"y"}).splitlines()
+    assert alone[3].endswith("| 1 / 0 of 1 | 1 / 0 of 1 |")
