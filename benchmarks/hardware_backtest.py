@@ -256,6 +256,28 @@ def summarise(found: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def against_shipped(found: pd.DataFrame, shipped: str = "answer (weighted)") -> pd.DataFrame:
+    """Per model and answer variant of ``found`` (rows of several tables, column ``table``):
+    on how many tables its MAPE and its interval score are lower and higher than the shipped
+    answer's (the score only where both have intervals)."""
+    per_table = {
+        table: summarise(rows).set_index("model") for table, rows in found.groupby("table")
+    }
+    out = []
+    for model in found["model"].unique():
+        if model == shipped:
+            continue
+        counts = {}
+        for column, name in (("MAPE %", "MAPE"), ("interval score %", "score")):
+            change = pd.Series(
+                {t: s.loc[model, column] - s.loc[shipped, column] for t, s in per_table.items()}
+            ).dropna()
+            lower, higher = int((change < -1e-9).sum()), int((change > 1e-9).sum())
+            counts[f"tables {name} lower / higher"] = f"{lower} / {higher} of {len(change)}"
+        out.append({"model": model, **counts})
+    return pd.DataFrame(out)
+
+
 def synthetic_table(seed: int = 0) -> pd.DataFrame:
     """12 GPU types x 10 networks x 2 precisions x 4 worker counts from a generic_hw law."""
     catalogue = load()
@@ -328,13 +350,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.timings:
-        summaries = {}
+        summaries, pooled = {}, {}
         for path in args.timings:
             frame = timings_points(path)
             for label, cut in (("leave one GPU type out", leave_one_out), ("fastest", fastest)):
                 found = run(frame, cut)
                 if not found.empty:
                     summaries[f"{path.stem}, {label}"] = summarise(found)
+                    pooled.setdefault(label, []).append(found.assign(table=path.stem))
+        for label, found in pooled.items():
+            every = pd.concat(found, ignore_index=True)
+            summaries[f"every file, {label}"] = summarise(every)
+            summaries[f"every file, {label}: against the answer as shipped"] = against_shipped(
+                every
+            )
         print(markdown(summaries) or "no series of three or more GPU types to cut")
         return 0
     if not args.shared.exists():

@@ -89,3 +89,31 @@ def test_a_users_timings_file_is_judged_with_the_fastest_gpu_type_asked_from_the
     assert test["gpu"].iloc[0] not in set(train["gpu"])
 
     assert backtest.main(["--timings", str(path)]) == 0
+
+
+def test_each_variant_is_counted_per_table_against_the_shipped_answer():
+    def rows(table, model, predicted, width):
+        return pd.DataFrame(
+            {
+                "model": model,
+                "table": table,
+                "gpu": "A10",
+                "measured": [1.0, 1.0],
+                "predicted": predicted,
+                "lo": np.nan if width is None else predicted / width,
+                "hi": np.nan if width is None else predicted * width,
+            }
+        )
+
+    found = pd.concat(
+        [
+            rows("x", "answer (weighted)", 1.1, 1.5),
+            rows("y", "answer (weighted)", 1.1, None),
+            rows("x", "powerlaw_hw", 1.2, 1.3),  # errs more, narrower: scores lower
+            rows("y", "powerlaw_hw", 1.05, None),  # errs less, no interval to score
+        ],
+        ignore_index=True,
+    )
+    table = backtest.against_shipped(found).set_index("model")
+    assert table.loc["powerlaw_hw", "tables MAPE lower / higher"] == "1 / 1 of 2"
+    assert table.loc["powerlaw_hw", "tables score lower / higher"] == "1 / 0 of 1"
