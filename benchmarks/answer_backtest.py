@@ -318,10 +318,11 @@ def main(argv: list[str] | None = None) -> int:
         "named after its file: the answer on tables it was never chosen on",
     )
     args = parser.parse_args(argv)
+    given_tables = timings_tables(args.timings)
     if args.shared.is_dir():
-        tables = TABLES | timings_tables(args.timings)
+        tables = TABLES | given_tables
     elif args.timings:  # a user's own tables beside the stress series
-        tables = STRESS_TABLES | timings_tables(args.timings)
+        tables = STRESS_TABLES | given_tables
     else:
         raise SystemExit(f"no published tables in {args.shared}: pass --shared DIR or --timings")
     given = list(argv if argv is not None else sys.argv[1:])
@@ -333,10 +334,9 @@ def main(argv: list[str] | None = None) -> int:
         evaluated = evaluate(cuts, OPTIONS)
         chosen, held = leave_one_table_out(evaluated, IMPOSED)
         text = loto_markdown(cuts, chosen, held) + "\n\n" + rule_effects(evaluated)
-        if args.timings:  # the same on the given tables alone: tables no rule was chosen on
-            given_tables = set(timings_tables(args.timings))
+        if given_tables:  # the same on the given tables alone: tables no rule was chosen on
             text += "\n\nOn the tables given by --timings alone:\n\n"
-            text += rule_effects(evaluated, given_tables)
+            text += rule_effects(evaluated, set(given_tables))
         print(text, flush=True)
         if args.write is not None:
             write_between_markers(args.write, "loto", f"Measured with `{command}`.\n\n{text}")

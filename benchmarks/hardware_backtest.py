@@ -256,21 +256,22 @@ def summarise(found: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def against_shipped(found: pd.DataFrame, shipped: str = "answer (weighted)") -> pd.DataFrame:
-    """Per model and answer variant of ``found`` (rows of several tables, column ``table``):
-    on how many tables its MAPE and its interval score are lower and higher than the shipped
-    answer's (the score only where both have intervals)."""
-    per_table = {
-        table: summarise(rows).set_index("model") for table, rows in found.groupby("table")
-    }
+def against_shipped(
+    per_table: dict[str, pd.DataFrame], shipped: str = "answer (weighted)"
+) -> pd.DataFrame:
+    """Per model and answer variant of ``per_table`` (each table's :func:`summarise`): on how
+    many tables its MAPE and its interval score are lower and higher than the shipped answer's
+    (the score only where both have intervals)."""
+    tables = {table: summary.set_index("model") for table, summary in per_table.items()}
+    models = dict.fromkeys(m for summary in tables.values() for m in summary.index)
     out = []
-    for model in found["model"].unique():
+    for model in models:
         if model == shipped:
             continue
         counts = {}
         for column, name in (("MAPE %", "MAPE"), ("interval score %", "score")):
             change = pd.Series(
-                {t: s.loc[model, column] - s.loc[shipped, column] for t, s in per_table.items()}
+                {t: s.loc[model, column] - s.loc[shipped, column] for t, s in tables.items()}
             ).dropna()
             lower, higher = int((change < -1e-9).sum()), int((change > 1e-9).sum())
             counts[f"tables {name} lower / higher"] = f"{lower} / {higher} of {len(change)}"
@@ -350,19 +351,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.timings:
-        summaries, pooled = {}, {}
+        summaries, found_per_cut, per_file = {}, {}, {}
         for path in args.timings:
             frame = timings_points(path)
             for label, cut in (("leave one GPU type out", leave_one_out), ("fastest", fastest)):
                 found = run(frame, cut)
                 if not found.empty:
-                    summaries[f"{path.stem}, {label}"] = summarise(found)
-                    pooled.setdefault(label, []).append(found.assign(table=path.stem))
-        for label, found in pooled.items():
-            every = pd.concat(found, ignore_index=True)
-            summaries[f"every file, {label}"] = summarise(every)
+                    summary = summarise(found)
+                    summaries[f"{path.stem}, {label}"] = summary
+                    found_per_cut.setdefault(label, []).append(found)
+                    per_file.setdefault(label, {})[path.stem] = summary
+        for label, found in found_per_cut.items():
+            summaries[f"every file, {label}"] = summarise(pd.concat(found, ignore_index=True))
             summaries[f"every file, {label}: against the answer as shipped"] = against_shipped(
-                every
+                per_file[label]
             )
         print(markdown(summaries) or "no series of three or more GPU types to cut")
         return 0
