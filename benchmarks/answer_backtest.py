@@ -293,18 +293,40 @@ def rule_effects(evaluated: dict, only: set[str] | None = None) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_table_arguments(parser: argparse.ArgumentParser, timings_help: str) -> None:
+    """The tables a run cuts and how it fits them: --shared, --refits, --only, --cache and
+    --timings (this benchmark's and ``combination_ceiling.py``'s)."""
     parser.add_argument("--shared", type=Path, default=SHARED, help="published tables directory")
     parser.add_argument("--refits", type=int, default=DEFAULT_REFITS)
     parser.add_argument("--only", help="run only the tables whose name contains this")
+    parser.add_argument("--cache", type=Path, default=None, help="directory for fitted artifacts")
+    add_timings_argument(parser, timings_help)
+
+
+def chosen_tables(args: argparse.Namespace) -> tuple[dict, dict]:
+    """(every table to cut, the tables given by --timings): the published tables when
+    ``args.shared`` holds them, else a user's own beside the stress series."""
+    given = timings_tables(args.timings)
+    if args.shared.is_dir():
+        return TABLES | given, given
+    if args.timings:
+        return STRESS_TABLES | given, given
+    raise SystemExit(f"no published tables in {args.shared}: pass --shared DIR or --timings")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_table_arguments(
+        parser,
+        "external-timings files (docs/external-timings.md) judged as tables too, each "
+        "named after its file: the answer on tables it was never chosen on",
+    )
     parser.add_argument("--write", type=Path, default=None, help="Markdown file with markers")
     parser.add_argument(
         "--leave-one-table-out",
         action="store_true",
         help="choose the answer's rules on the other tables, score on the one left out",
     )
-    parser.add_argument("--cache", type=Path, default=None, help="directory for fitted artifacts")
     parser.add_argument(
         "--divisors",
         type=int,
@@ -312,19 +334,8 @@ def main(argv: list[str] | None = None) -> int:
         default=list(DIVISORS),
         help="cut each series at train <= p_max / each of these (default: 2 4)",
     )
-    add_timings_argument(
-        parser,
-        "external-timings files (docs/external-timings.md) judged as tables too, each "
-        "named after its file: the answer on tables it was never chosen on",
-    )
     args = parser.parse_args(argv)
-    given_tables = timings_tables(args.timings)
-    if args.shared.is_dir():
-        tables = TABLES | given_tables
-    elif args.timings:  # a user's own tables beside the stress series
-        tables = STRESS_TABLES | given_tables
-    else:
-        raise SystemExit(f"no published tables in {args.shared}: pass --shared DIR or --timings")
+    tables, given_tables = chosen_tables(args)
     given = list(argv if argv is not None else sys.argv[1:])
     if "--cache" in given:  # where the fits are kept is no part of the measurement
         del given[given.index("--cache") : given.index("--cache") + 2]

@@ -1,0 +1,239 @@
+"""How near can any combination of the collective models come to the best single model in
+hindsight? (docs/model.md, "How near the best single model? The combination ceiling")
+
+Issue 35's first target puts the answer's MAPE within 1.1x of the best single model in
+hindsight on every table cut. The answer's centre is a fixed combination of the collective
+models (the geometric mean of generic and loglin, castello only where generic is not fitted).
+On the same cuts as ``answer_backtest.py`` (train <= p_max/2 and <= p_max/4, the same fits),
+this asks of every combination of the same kind, the log-weighted mean of generic, loglin and
+castello with weights on a grid of step 0.1 (renormalised over the models fitted at a point,
+and raised to the perfect-scaling bound as the answer is):
+
+- on how many cuts it is within 1.1x of the best single model (of those answering every
+  held-out point, as ``against_best``), and its mean MAPE over the cuts;
+- the weights best by that count and by mean MAPE, chosen in hindsight on the cuts themselves;
+- the ceiling: on how many cuts *some* weights of the grid are within 1.1x (a choice per cut,
+  in hindsight: no fixed combination can do better);
+- the data's own choice, per series the collective model whose backtest on the training points
+  (``networks.<net>.backtest``) erred least (the answer where the fit has no backtest record).
+
+With ``--timings`` the same is printed for the given tables apart, and the weights chosen in
+hindsight on one set are scored on the other: a combination that holds should hold on both.
+
+    .venv/bin/python benchmarks/combination_ceiling.py --write docs/model.md
+    .venv/bin/python benchmarks/combination_ceiling.py --cache DIR --timings mine/*.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from answer_backtest import DIVISORS, add_table_arguments, chosen_tables, cut_tables
+from answer_loto import answer_points
+from common import write_between_markers
+
+from dlperf.config import default_models
+from dlperf.models.answer import AnswerRules, fastest_epoch
+
+COLLECTIVE = ("generic", "loglin", "castello")
+STEP = 0.1
+RATIO = 1.1
+
+
+def held_out_points(cuts: dict, models: list[str]) -> pd.DataFrame:
+    """Per held-out point of every cut: the measured time, the perfect-scaling bound, every
+    model's prediction (NaN where it gives no positive time), the shipped answer's, and each
+    collective model's mean |log error| on the fit's own backtest (NaN without records)."""
+    frames = []
+    for (table, divisor), fits in cuts.items():
+        answer = answer_points(fits, AnswerRules())["predicted"].to_numpy(float)
+        start = 0
+        for artifact, tables, test in fits:
+            for network, held in test.groupby("network", sort=True):
+                held = held.reset_index(drop=True)
+                info = artifact["networks"][network]
+                frame = pd.DataFrame(
+                    {
+                        "table": table,
+                        "divisor": divisor,
+                        "network": network,
+                        "measured": held["epoch_time_s"].to_numpy(float),
+                        "bound": fastest_epoch(info["measured"], held),
+                        "answer": answer[start : start + len(held)],
+                    }
+                )
+                start += len(held)
+                records = info.get("backtest", {}).get("models", {})
+                for name in models:
+                    predicted = np.full(len(held), np.nan)
+                    if (info["models"].get(name) or {}).get("status") == "ok":
+                        predicted = tables(network, name, held)["epoch_time_s"].to_numpy(float)
+                    frame[name] = np.where(predicted > 0, predicted, np.nan)
+                for name in COLLECTIVE:
+                    # A backtest point the model gave no time at counts as none (None).
+                    errors = [
+                        abs(r["log_error"])
+                        for r in records.get(name, [])
+                        if r["log_error"] is not None
+                    ]
+                    frame[f"backtest {name}"] = np.mean(errors) if errors else np.nan
+                frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def weight_grid(step: float = STEP) -> list[tuple[float, ...]]:
+    """Every weighting of the collective models on a grid of ``step`` that sums to 1."""
+    steps = round(1 / step)
+    return [
+        tuple(k / steps for k in counts)
+        for counts in itertools.product(range(steps + 1), repeat=len(COLLECTIVE))
+        if sum(counts) == steps
+    ]
+
+
+def combined(points: pd.DataFrame, weights: tuple[float, ...]) -> np.ndarray:
+    """The log-weighted mean of the collective models at each point, the weights renormalised
+    over those fitted there (NaN where none with weight is), no faster than the bound."""
+    logs = np.log(points[list(COLLECTIVE)].to_numpy(float))
+    w = np.where(np.isfinite(logs), np.asarray(weights, float), 0.0)
+    total = w.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        centre = np.exp(np.where(w > 0, logs * w, 0.0).sum(axis=1) / total)
+    return np.where(total > 0, np.maximum(centre, points["bound"].to_numpy(float)), np.nan)
+
+
+def backtest_pick(points: pd.DataFrame) -> np.ndarray:
+    """Per point the collective model whose backtest erred least among those fitted there, no
+    faster than the bound; the answer's where none has a backtest record."""
+    predicted = points[list(COLLECTIVE)].to_numpy(float)
+    errors = points[[f"backtest {name}" for name in COLLECTIVE]].to_numpy(float)
+    errors = np.where(np.isfinite(predicted) & np.isfinite(errors), errors, np.inf)
+    best = np.take_along_axis(predicted, errors.argmin(axis=1)[:, None], axis=1)[:, 0]
+    picked = np.where(np.isfinite(errors).any(axis=1), best, points["answer"].to_numpy(float))
+    return np.maximum(picked, points["bound"].to_numpy(float))
+
+
+def mape(predicted: np.ndarray, measured: np.ndarray) -> float:
+    """Percent; NaN unless every point is answered (a model that skips points is no answer)."""
+    if not np.isfinite(predicted).all():
+        return np.nan
+    return float(np.mean(np.abs(predicted - measured) / measured) * 100)
+
+
+def per_cut(points: pd.DataFrame, models: list[str]) -> pd.DataFrame:
+    """One row per cut (table, divisor): the best single model's MAPE in hindsight, the
+    answer's, the backtest pick's, and each weighting's (columns named by ``named``)."""
+    rows = []
+    for (table, divisor), cut in points.groupby(["table", "divisor"], sort=False):
+        measured = cut["measured"].to_numpy(float)
+        singles = [mape(cut[name].to_numpy(float), measured) for name in models]
+        row = {
+            "table": table,
+            "divisor": divisor,
+            "best single": np.nanmin(singles) if np.isfinite(singles).any() else np.nan,
+            "answer": mape(cut["answer"].to_numpy(float), measured),
+            "backtest pick": mape(backtest_pick(cut), measured),
+            "loglin": mape(cut["loglin"].to_numpy(float), measured),
+        }
+        row |= {named(w): mape(combined(cut, w), measured) for w in weight_grid()}
+        rows.append(row)
+    return pd.DataFrame(rows).set_index(["table", "divisor"])
+
+
+def within(found: pd.DataFrame, column) -> pd.Series:
+    """Per cut: is ``column``'s MAPE within RATIO of the best single model's?"""
+    return found[column] <= RATIO * found["best single"]
+
+
+def no_worse_than_loglin(found: pd.DataFrame, column) -> int:
+    """On how many cuts ``column`` errs no more than loglin (the issue's second bar)."""
+    return int((found[column] <= found["loglin"] + 1e-9).sum())
+
+
+def named(weights: tuple[float, ...]) -> str:
+    """A weighting as a column name, e.g. 'generic 0.7, castello 0.3'."""
+    return ", ".join(f"{name} {w:g}" for name, w in zip(COLLECTIVE, weights, strict=True) if w > 0)
+
+
+def ceiling_rows(found: pd.DataFrame, label: str) -> list[str]:
+    """Markdown rows for one set of cuts: the answer, the weights best in hindsight by each
+    measure, the backtest pick and the ceiling of a choice per cut."""
+    grid = [named(w) for w in weight_grid()]
+    counts = pd.Series({w: int(within(found, w).sum()) for w in grid})
+    by_count, by_mape = counts.idxmax(), found[grid].mean().idxmin()
+    n = len(found)
+
+    def row(what: str, column) -> str:
+        hits, beside = int(within(found, column).sum()), no_worse_than_loglin(found, column)
+        return f"| {label} | {what} | {hits} of {n} | {beside} | {found[column].mean():.2f} |"
+
+    ceiling = int(pd.concat([within(found, w) for w in grid], axis=1).any(axis=1).sum())
+    least = found.assign(least=found[grid].min(axis=1))
+    return [
+        row("the answer as shipped", "answer"),
+        row(f"most cuts within 1.1x, in hindsight: {by_count}", by_count),
+        row(f"least mean MAPE, in hindsight: {by_mape}", by_mape),
+        row("per series the collective model of least backtest error", "backtest pick"),
+        f"| {label} | weights chosen per cut in hindsight (the ceiling) | {ceiling} of {n} | "
+        f"{no_worse_than_loglin(least, 'least')} | {least['least'].mean():.2f} |",
+        f"| {label} | the best single model in hindsight | {n} of {n} | "
+        f"{no_worse_than_loglin(found, 'best single')} | {found['best single'].mean():.2f} |",
+    ]
+
+
+def transfer_rows(chosen_on: pd.DataFrame, scored_on: pd.DataFrame, labels) -> list[str]:
+    """The weights best in hindsight on one set of cuts, scored on the other."""
+    grid = [named(w) for w in weight_grid()]
+    by_count = max(grid, key=lambda w: int(within(chosen_on, w).sum()))
+    by_mape = min(grid, key=lambda w: chosen_on[w].mean())
+    n = len(scored_on)
+    return [
+        f"| {labels[1]} | chosen on {labels[0]} by {how}: {w} | "
+        f"{int(within(scored_on, w).sum())} of {n} | {no_worse_than_loglin(scored_on, w)} | "
+        f"{scored_on[w].mean():.2f} |"
+        for how, w in (("count", by_count), ("mean MAPE", by_mape))
+    ]
+
+
+def markdown(found: pd.DataFrame, given: set[str]) -> str:
+    development = found[~found.index.get_level_values("table").isin(given)]
+    mine = found[found.index.get_level_values("table").isin(given)]
+    lines = [
+        "| tables | the centre | cuts within 1.1x of the best single model | cuts no worse "
+        "than loglin | mean MAPE % |",
+        "|---|---|---:|---:|---:|",
+    ]
+    sets = [(development, "development"), (mine, "--timings")]
+    for part, label in sets:
+        if len(part):
+            lines += ceiling_rows(part, label)
+    if len(development) and len(mine):
+        lines += transfer_rows(development, mine, ("development", "--timings"))
+        lines += transfer_rows(mine, development, ("--timings", "development"))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_table_arguments(parser, "external-timings files judged as a set of their own")
+    parser.add_argument("--write", type=Path, default=None, help="Markdown file with markers")
+    args = parser.parse_args(argv)
+    tables, given = chosen_tables(args)
+    models = default_models()
+    cuts = cut_tables(tables, args.shared, args.only, args.refits, args.cache, DIVISORS)
+    found = per_cut(held_out_points(cuts, models), models)
+    text = markdown(found, set(given))
+    print(text, flush=True)
+    if args.write is not None:
+        command = ".venv/bin/python benchmarks/combination_ceiling.py --write docs/model.md"
+        write_between_markers(args.write, "ceiling", f"Measured with `{command}`.\n\n{text}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
