@@ -34,7 +34,7 @@ from answer_loto import (
     totals,
     with_best_rate,
 )
-from common import add_timings_argument, write_between_markers
+from common import add_timings_argument, measured_command, write_between_markers
 from published import (
     SHARED,
     csc_series,
@@ -336,10 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     tables, given_tables = chosen_tables(args)
-    given = list(argv if argv is not None else sys.argv[1:])
-    if "--cache" in given:  # where the fits are kept is no part of the measurement
-        del given[given.index("--cache") : given.index("--cache") + 2]
-    command = ".venv/bin/python benchmarks/answer_backtest.py " + " ".join(given)
+    command = measured_command("answer_backtest.py", argv)
     if args.leave_one_table_out:
         cuts = cut_tables(tables, args.shared, args.only, args.refits, args.cache, args.divisors)
         evaluated = evaluate(cuts, OPTIONS)

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 from answer_backtest import DIVISORS, add_table_arguments, chosen_tables, cut_tables
 from answer_loto import answer_points
-from common import write_between_markers
+from common import measured_command, write_between_markers
 
 from dlperf.config import default_models
 from dlperf.models.answer import AnswerRules, fastest_epoch
@@ -230,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     text = markdown(found, set(given))
     print(text, flush=True)
     if args.write is not None:
-        command = ".venv/bin/python benchmarks/combination_ceiling.py --write docs/model.md"
+        command = measured_command("combination_ceiling.py", argv)
         write_between_markers(args.write, "ceiling", f"Measured with `{command}`.\n\n{text}")
     return 0
 

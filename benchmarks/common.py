@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import resource
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -79,6 +80,15 @@ def write_between_markers(doc: Path, name: str, body: str) -> None:
         raise SystemExit(f"{doc} has no {start} ... {end} markers to write the table between")
     pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
     atomic_write_text(doc, pattern.sub(lambda _: f"{start}\n{body}\n{end}", text))
+
+
+def measured_command(script: str, argv: list[str] | None) -> str:
+    """The command that printed a measured block, as a reader reruns it: without ``--cache DIR``
+    (where the fits are kept is no part of the measurement)."""
+    given = list(argv if argv is not None else sys.argv[1:])
+    if "--cache" in given:
+        del given[given.index("--cache") : given.index("--cache") + 2]
+    return f".venv/bin/python benchmarks/{script} " + " ".join(given)
 
 
 def add_timings_argument(parser, help_text: str) -> None:
