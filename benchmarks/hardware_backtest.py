@@ -227,7 +227,35 @@ def breakdown(found: pd.DataFrame, model: str = "answer (weighted)") -> pd.DataF
         removed = log_error - log_error.groupby([rows[k] for k in keys]).transform("mean")
         what = f"mean log error per {' x '.join(keys)} removed (hindsight)"
         out.append({"what": what, "points": len(rows), "MAPE %": mape(removed)})
+    if set(ANSWER_MODELS) <= set(found["model"]):
+        for keys in ([], ["network"], ["network", "precision"]):
+            per = f"one per {' x '.join(keys)}" if keys else "one set for all points"
+            what = f"the answer's models, weights in hindsight: {per}"
+            out.append(
+                {"what": what, "points": len(rows), "MAPE %": hindsight_weighting(found, keys)}
+            )
     return pd.DataFrame(out)
+
+
+def hindsight_weighting(found: pd.DataFrame, keys: list[str], step: float = 0.1) -> float:
+    """MAPE of the log-weighted mean of the answer's models with weights (a grid of ``step``)
+    chosen in hindsight on the held-out points themselves: one set for every point, or one
+    per group of ``keys``. The most a better weighting of today's models could recover."""
+    per_model = [found[found["model"] == m].reset_index(drop=True) for m in ANSWER_MODELS]
+    first = per_model[0]
+    if any(not f["measured"].equals(first["measured"]) for f in per_model):
+        raise ValueError("the models' held-out rows are not the same points in the same order")
+    measured = first["measured"].to_numpy(float)
+    logs = np.log(np.column_stack([f["predicted"].to_numpy(float) for f in per_model]))
+    steps = round(1 / step)
+    grid = [
+        c for c in itertools.product(range(steps + 1), repeat=len(per_model)) if sum(c) == steps
+    ]
+    weights = np.array(grid, float).T / steps
+    errors = np.abs(np.exp(logs @ weights) / measured[:, None] - 1)  # points x weightings
+    groups = first.groupby(keys, sort=False).ngroup().to_numpy() if keys else np.zeros(len(first))
+    total = sum(errors[groups == g].sum(axis=0).min() for g in np.unique(groups))
+    return float(total / len(first) * 100)
 
 
 def summarise(found: pd.DataFrame) -> pd.DataFrame:

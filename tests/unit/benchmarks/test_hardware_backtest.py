@@ -73,6 +73,36 @@ def test_the_breakdown_finds_an_error_carried_by_one_gpu_type():
     assert table["mean log error per network x precision removed (hindsight)"] > 1.0
 
 
+def test_weights_in_hindsight_per_network_recover_what_one_set_cannot():
+    # powerlaw_hw exact on network a and 2x slow on b, generic_hw the other way round,
+    # anchored_hw 3x slow on both: one weighting for both networks errs, one per network not.
+    predicted = {
+        "answer (weighted)": [1.4, 1.4],
+        "powerlaw_hw": [1.0, 2.0],
+        "generic_hw": [2.0, 1.0],
+        "anchored_hw": [3.0, 3.0],
+    }
+    found = pd.concat(
+        pd.DataFrame(
+            {
+                "model": model,
+                "gpu": "A10",
+                "network": ["a", "b"],
+                "precision": "fp32",
+                "measured": 1.0,
+                "predicted": values,
+            }
+        )
+        for model, values in predicted.items()
+    )
+    table = backtest.breakdown(found).set_index("what")["MAPE %"]
+    one = table["the answer's models, weights in hindsight: one set for all points"]
+    # The best single weighting: the geometric mean of the two, sqrt(2) on both networks.
+    assert one == pytest.approx((np.sqrt(2) - 1) * 100, rel=1e-9)
+    assert table["the answer's models, weights in hindsight: one per network"] == 0.0
+    assert backtest.hindsight_weighting(found, ["network", "precision"]) == 0.0
+
+
 def test_a_users_timings_file_is_judged_with_the_fastest_gpu_type_asked_from_the_others(tmp_path):
     # Four GPU types of one network from the generic_hw law, written as a user's CSV.
     table = backtest.synthetic_table()
