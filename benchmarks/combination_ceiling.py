@@ -27,10 +27,10 @@ hindsight on one set are scored on the other: a combination that holds should ho
 from __future__ import annotations
 
 import argparse
-import itertools
 import sys
 from pathlib import Path
 
+import common
 import numpy as np
 import pandas as pd
 from answer_backtest import DIVISORS, add_table_arguments, chosen_tables, cut_tables
@@ -88,12 +88,7 @@ def held_out_points(cuts: dict, models: list[str]) -> pd.DataFrame:
 
 def weight_grid(step: float = STEP) -> list[tuple[float, ...]]:
     """Every weighting of the collective models on a grid of ``step`` that sums to 1."""
-    steps = round(1 / step)
-    return [
-        tuple(k / steps for k in counts)
-        for counts in itertools.product(range(steps + 1), repeat=len(COLLECTIVE))
-        if sum(counts) == steps
-    ]
+    return common.weight_grid(len(COLLECTIVE), step)
 
 
 def combined(points: pd.DataFrame, weights: tuple[float, ...]) -> np.ndarray:
@@ -160,10 +155,15 @@ def named(weights: tuple[float, ...]) -> str:
     return ", ".join(f"{name} {w:g}" for name, w in zip(COLLECTIVE, weights, strict=True) if w > 0)
 
 
+def weighting_names() -> list[str]:
+    """The columns of :func:`per_cut` that hold a weighting's MAPE, in the grid's order."""
+    return [named(w) for w in weight_grid()]
+
+
 def ceiling_rows(found: pd.DataFrame, label: str) -> list[str]:
     """Markdown rows for one set of cuts: the answer, the weights best in hindsight by each
     measure, the backtest pick and the ceiling of a choice per cut."""
-    grid = [named(w) for w in weight_grid()]
+    grid = weighting_names()
     counts = pd.Series({w: int(within(found, w).sum()) for w in grid})
     by_count, by_mape = counts.idxmax(), found[grid].mean().idxmin()
     n = len(found)
@@ -188,7 +188,7 @@ def ceiling_rows(found: pd.DataFrame, label: str) -> list[str]:
 
 def transfer_rows(chosen_on: pd.DataFrame, scored_on: pd.DataFrame, labels) -> list[str]:
     """The weights best in hindsight on one set of cuts, scored on the other."""
-    grid = [named(w) for w in weight_grid()]
+    grid = weighting_names()
     by_count = max(grid, key=lambda w: int(within(chosen_on, w).sum()))
     by_mape = min(grid, key=lambda w: chosen_on[w].mean())
     n = len(scored_on)

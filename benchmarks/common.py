@@ -7,6 +7,7 @@ core. Wall-clock time is printed beside it, with the load average, for context.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import resource
@@ -80,6 +81,17 @@ def write_between_markers(doc: Path, name: str, body: str) -> None:
         raise SystemExit(f"{doc} has no {start} ... {end} markers to write the table between")
     pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
     atomic_write_text(doc, pattern.sub(lambda _: f"{start}\n{body}\n{end}", text))
+
+
+def weight_grid(count: int, step: float) -> list[tuple[float, ...]]:
+    """Every weighting of ``count`` models on a grid of ``step`` that sums to 1 (66 for three
+    models at 0.1): the combinations the hindsight bounds search."""
+    steps = round(1 / step)
+    return [
+        tuple(k / steps for k in counts)
+        for counts in itertools.product(range(steps + 1), repeat=count)
+        if sum(counts) == steps
+    ]
 
 
 def measured_command(script: str, argv: list[str] | None) -> str:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from common import add_timings_argument, report, timed, write_between_markers
+from common import add_timings_argument, report, timed, weight_grid, write_between_markers
 from published import SHARED, plausible_series, series_names
 
 from dlperf.hardware import load, precision_name, rates
@@ -247,11 +247,7 @@ def hindsight_weighting(found: pd.DataFrame, keys: list[str], step: float = 0.1)
         raise ValueError("the models' held-out rows are not the same points in the same order")
     measured = first["measured"].to_numpy(float)
     logs = np.log(np.column_stack([f["predicted"].to_numpy(float) for f in per_model]))
-    steps = round(1 / step)
-    grid = [
-        c for c in itertools.product(range(steps + 1), repeat=len(per_model)) if sum(c) == steps
-    ]
-    weights = np.array(grid, float).T / steps
+    weights = np.array(weight_grid(len(per_model), step)).T
     errors = np.abs(np.exp(logs @ weights) / measured[:, None] - 1)  # points x weightings
     groups = first.groupby(keys, sort=False).ngroup().to_numpy() if keys else np.zeros(len(first))
     total = sum(errors[groups == g].sum(axis=0).min() for g in np.unique(groups))
