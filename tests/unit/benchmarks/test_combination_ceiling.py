@@ -92,3 +92,61 @@ def test_it_runs_on_a_users_timings_file(tmp_path, capsys):
     # Both cuts of the user's table, a set of its own; no development tables were asked for.
     assert "| --timings | the answer as shipped | " in printed
     assert "of 2 |" in printed and "| development |" not in printed
+
+
+def with_intervals(frame: pd.DataFrame, names, width: float) -> pd.DataFrame:
+    """Each named model's interval: its prediction times and over exp(width / 2)."""
+    for name in names:
+        frame[f"{name} lo"] = frame[name] * np.exp(-width / 2)
+        frame[f"{name} hi"] = frame[name] * np.exp(width / 2)
+    return frame
+
+
+def test_no_one_answer_is_near_two_truths_of_the_same_training_points():
+    """The lemma behind the twin bound, on random truths, answers and intervals: one answer's
+    errors against two truths add to at least |a - b| / max(a, b); one interval's scores to at
+    least 2 |log a - log b|."""
+    ceiling = load_benchmark("combination_ceiling")
+    rng = np.random.default_rng(7)
+    a, b = rng.lognormal(0, 1, 10_000), rng.lognormal(0, 1, 10_000)
+    f = rng.lognormal(0, 1, 10_000)
+    assert (np.abs(f - a) / a + np.abs(f - b) / b >= np.abs(a - b) / np.maximum(a, b) - 1e-12).all()
+    # The bound is reached: answering the larger truth where a < b errs exactly that much.
+    at = np.minimum(a, b)
+    assert np.allclose(np.abs(at - a) / a + np.abs(at - b) / b, np.abs(a - b) / np.maximum(a, b))
+    lo = rng.lognormal(0, 1, 10_000)
+    hi = lo * rng.lognormal(0, 1, 10_000)
+    both = ceiling.interval_score(a, lo, hi) + ceiling.interval_score(b, lo, hi)
+    assert (both >= 2 * np.abs(np.log(a / b)) - 1e-12).all()
+
+
+def test_twins_decide_which_targets_no_method_can_meet():
+    ceiling = load_benchmark("combination_ceiling")
+    models = ["generic", "loglin"]
+    # generic says 1.0, loglin 1.2; measured 1.0: generic exact on the cut and on its twin,
+    # loglin exact on its own twin. Any one answer errs on the cut or on loglin's twin.
+    cut = points(measured=[1.0, 1.0], generic=[1.0, 1.0], loglin=[1.2, 1.2])
+    cut = with_intervals(cut, models, width=0.5).assign(table="t", divisor=2)
+    bounds = ceiling.twin_bounds(cut, models)
+    row = bounds.loc[("t", 2)]
+    # Both bars of 1.1x allow nothing (each truth has an exact model), the bound is 1/6.
+    assert row["strict ratio"] == np.inf and row["first ratio"] == np.inf
+    # Within 1.1x or 1 point: 2 points of room on the pair, 16.7 needed.
+    assert np.isclose(row["relaxed ratio"], (0.2 / 1.2 * 100) / 2.0)
+    # Intervals 0.5 wide in log each: 2 log(1.2) = 0.36 against 1.1 x (0.5 + 0.5).
+    assert np.isclose(row["score ratio"], 2 * np.log(1.2) / 1.1)
+    assert row["strict pair"] in {"measured / loglin's twin", "generic's twin / loglin's twin"}
+    text = ceiling.twin_markdown(bounds, set())
+    assert "| development | 1 | 1 | 1 | 1 | 0 |" in text
+
+
+def test_where_the_models_agree_with_the_truth_every_target_can_be_met():
+    ceiling = load_benchmark("combination_ceiling")
+    models = ["generic", "loglin"]
+    cut = points(measured=[2.0, 3.0], generic=[2.0, 3.0], loglin=[2.0, 3.0])
+    cut = with_intervals(cut, models, width=0.2).assign(table="t", divisor=4)
+    row = ceiling.twin_bounds(cut, models).loc[("t", 4)]
+    assert all(row[f"{key} ratio"] == 0.0 for key in ceiling.TARGETS)
+    # A model that answers no point leaves no twin: only the cut itself, no pair.
+    cut["loglin"] = np.nan
+    assert list(ceiling.twin_truths(cut)) == ["measured", "generic's twin"]
