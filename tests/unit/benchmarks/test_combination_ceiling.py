@@ -13,7 +13,15 @@ def points(**columns) -> pd.DataFrame:
     """Held-out points as ``held_out_points`` gives them; unset columns have no value."""
     ceiling = load_benchmark("combination_ceiling")
     n = len(next(iter(columns.values())))
-    frame = pd.DataFrame({"measured": np.ones(n), "bound": np.zeros(n), "answer": np.ones(n)})
+    frame = pd.DataFrame(
+        {
+            "measured": np.ones(n),
+            "bound": np.zeros(n),
+            "answer": np.ones(n),
+            "answer lo": np.full(n, 0.5),
+            "answer hi": np.full(n, 2.0),
+        }
+    )
     for name in ceiling.COLLECTIVE:
         frame[name] = np.nan
         frame[f"backtest {name}"] = np.nan
@@ -135,9 +143,16 @@ def test_twins_decide_which_targets_no_method_can_meet():
     assert np.isclose(row["relaxed ratio"], (0.2 / 1.2 * 100) / 2.0)
     # Intervals 0.5 wide in log each: 2 log(1.2) = 0.36 against 1.1 x (0.5 + 0.5).
     assert np.isclose(row["score ratio"], 2 * np.log(1.2) / 1.1)
-    assert row["strict pair"] in {"measured / loglin's twin", "generic's twin / loglin's twin"}
+    # The cut and generic's twin are the same table; the first pair that defeats it is kept.
+    assert row["strict pair"] == "measured / loglin's twin"
+    # The answer (1.0, from 0.5 to 2.0) is exact on the cut: within every MAPE bar, but its
+    # interval scores log 4 = 1.39 against 1.1 x generic's 0.5 there.
+    assert row["strict answer"] and row["first answer"] and row["relaxed answer"]
+    assert not row["score answer"]
     text = ceiling.twin_markdown(bounds, set())
-    assert "| development | 1 | 1 | 1 | 1 | 0 |" in text
+    assert "| development | 1 | no method can meet it | 1 | 1 | 1 | 0 |" in text
+    assert "| development | 1 | the answer meets it | 1 | 1 | 1 | 0 |" in text
+    assert "| t | p_max/2 | measured / loglin's twin, inf; the answer meets it |" in text
 
 
 def test_where_the_models_agree_with_the_truth_every_target_can_be_met():
