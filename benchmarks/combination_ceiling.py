@@ -216,11 +216,6 @@ TARGETS = {
 }
 
 
-def answer_interval(cut: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """The shipped answer's 90 % interval at each point of a cut."""
-    return cut["answer lo"].to_numpy(float), cut["answer hi"].to_numpy(float)
-
-
 def twin_bounds(points: pd.DataFrame, models: list[str]) -> pd.DataFrame:
     """Per cut and target, whether *any* method that sees only the training points can meet
     it on the cut and its twins (``twin_truths``). For two truths a and b of the same points,
@@ -235,9 +230,10 @@ def twin_bounds(points: pd.DataFrame, models: list[str]) -> pd.DataFrame:
         against = {name: scores_against(cut, truth, models) for name, truth in truths.items()}
         row = {"table": table, "divisor": divisor} | {f"{key} ratio": 0.0 for key in TARGETS}
         measured = truths["measured"]
+        lo, hi = (cut[f"answer {end}"].to_numpy(float) for end in ("lo", "hi"))
         shipped = {
             "mape": mape(cut["answer"].to_numpy(float), measured),
-            "score": float(np.mean(interval_score(measured, *answer_interval(cut)))),
+            "score": float(np.mean(interval_score(measured, lo, hi))),
         }
         for key, (_, measure, allows) in TARGETS.items():
             row[f"{key} answer"] = bool(shipped[measure] <= allows(against["measured"]) + 1e-9)
@@ -324,12 +320,11 @@ def twin_markdown(bounds: pd.DataFrame, given: set[str]) -> str:
     """Per set of cuts, on how many no method can meet each target on the cut and its twins
     and on how many the answer as shipped meets it; then per cut the pair that decides it and
     its ratio (> 1: no method can)."""
-    mine = bounds.index.get_level_values("table").isin(given)
     lines = [
         "| tables | cuts | | " + " | ".join(target[0] for target in TARGETS.values()) + " |",
         "|---|---:|---|" + "---:|" * len(TARGETS),
     ]
-    for part, label in ((bounds[~mine], "development"), (bounds[mine], "--timings")):
+    for part, label in sets_of_cuts(bounds, given):
         if len(part):
             impossible = [str(int((part[f"{key} ratio"] > 1).sum())) for key in TARGETS]
             met = [str(int(part[f"{key} answer"].sum())) for key in TARGETS]
@@ -354,15 +349,21 @@ def twin_markdown(bounds: pd.DataFrame, given: set[str]) -> str:
     return "\n".join(lines)
 
 
+def sets_of_cuts(per_cut_rows: pd.DataFrame, given: set[str]) -> list[tuple[pd.DataFrame, str]]:
+    """Rows indexed by (table, divisor) split into the development tables and the ``--timings``
+    ones (named in ``given``), each with its label."""
+    mine = per_cut_rows.index.get_level_values("table").isin(given)
+    return [(per_cut_rows[~mine], "development"), (per_cut_rows[mine], "--timings")]
+
+
 def markdown(found: pd.DataFrame, given: set[str]) -> str:
-    development = found[~found.index.get_level_values("table").isin(given)]
-    mine = found[found.index.get_level_values("table").isin(given)]
+    sets = sets_of_cuts(found, given)
+    (development, _), (mine, _) = sets
     lines = [
         "| tables | the centre | cuts within 1.1x of the best single model | cuts no worse "
         "than loglin | mean MAPE % |",
         "|---|---|---:|---:|---:|",
     ]
-    sets = [(development, "development"), (mine, "--timings")]
     for part, label in sets:
         if len(part):
             lines += ceiling_rows(part, label)
