@@ -12,7 +12,7 @@ interval score (Gneiting and Raftery 2007, relative to the measured time: width 
 the miss).
 Series of the Lambda table (a network on a GPU type at a precision, all hosts) whose scaling
 is implausible between worker counts are left out (``published.plausible_series``). Then the
-fit time: the four models fitted and backtested on a synthetic table of 12 GPU types x 10
+fit time: the five models fitted and backtested on a synthetic table of 12 GPU types x 10
 networks x 2 precisions x 4 worker counts. ``--timings FILE ...`` judges a user's own
 external-timings files with gpu and precision columns instead: each leave one GPU type out and
 the fastest GPU type asked from the others.
@@ -44,10 +44,15 @@ from dlperf.models.hardware_answer import (
     answer_from,
     backtest,
 )
+from dlperf.models.prior_hw import learn_slopes
 
-MODELS = ("lattuada_hw", "powerlaw_hw", "generic_hw", "anchored_hw")
-# The answer as it was before anchored_hw joined it (docs/hardware.md gives both).
-WITHOUT_ANCHOR = ("powerlaw_hw", "generic_hw")
+MODELS = ("lattuada_hw", "powerlaw_hw", "generic_hw", "anchored_hw", "prior_hw")
+# The answer's models before prior_hw replaced anchored_hw, both, and neither (docs/hardware.md).
+CANDIDATES = {
+    "anchored_hw for prior_hw": ("powerlaw_hw", "generic_hw", "anchored_hw"),
+    "with anchored_hw": ("powerlaw_hw", "generic_hw", "prior_hw", "anchored_hw"),
+    "without prior_hw": ("powerlaw_hw", "generic_hw"),
+}
 LEVEL = 0.9
 # Lambda's GPU types of the generations released from 2022 on (Ada Lovelace, Hopper), asked
 # from those released up to 2021 (Volta, Turing, Ampere): a GPU bought later asked from the
@@ -120,15 +125,36 @@ def timings_points(path: Path) -> pd.DataFrame:
     ].assign(epoch_time_s=found["epoch_time_s"])
 
 
-def held_out(train: pd.DataFrame, test: pd.DataFrame) -> pd.DataFrame:
+def prior_slopes(prior_from: pd.DataFrame | None, unseen: set[str]) -> dict | None:
+    """prior_hw's slopes learned on ``prior_from`` (Lambda's points) without the GPU types
+    ``unseen`` (catalogue names), so that no GPU type asked was seen by the prior either; None
+    (the shipped slopes) without a table."""
+    if prior_from is None:
+        return None
+    seen = ~pd.Series(catalogue_names(prior_from["gpu"]), index=prior_from.index).isin(unseen)
+    return learn_slopes(prior_from[seen])
+
+
+def catalogue_names(gpus: pd.Series) -> list[str]:
+    catalogue = load()
+    return [catalogue.match(g).name for g in gpus]
+
+
+def held_out(train: pd.DataFrame, test: pd.DataFrame, slopes: dict | None = None) -> pd.DataFrame:
     """Every combination's and model's prediction and interval at the rows of ``test``, from
-    a backtest on the GPU types of ``train``."""
-    tested = backtest([make_model(m) for m in MODELS], train)
+    a backtest on the GPU types of ``train`` (prior_hw with ``slopes``; None: the shipped)."""
+    settings = {"prior_hw": {"slopes": slopes}}
+    tested = backtest([make_model(m, settings.get(m)) for m in MODELS], train)
     combined = [m for m in ANSWER_MODELS if m in tested.fitted]
     variants = [(f"answer ({c})", combined, c, "symmetric") for c in COMBINATIONS]
-    variants += [("answer (weighted, all four)", list(tested.fitted), "weighted", "symmetric")]
-    before = [m for m in WITHOUT_ANCHOR if m in tested.fitted]
-    variants += [("answer (weighted, without anchored_hw)", before, "weighted", "symmetric")]
+    if "lattuada_hw" in tested.fitted:
+        with_lattuada = [*combined, "lattuada_hw"]
+        variants += [
+            ("answer (weighted, with lattuada_hw)", with_lattuada, "weighted", "symmetric")
+        ]
+    for label, names in CANDIDATES.items():
+        if all(n in tested.fitted for n in names):
+            variants += [(f"answer (weighted, {label})", list(names), "weighted", "symmetric")]
     variants += [("answer (weighted, asymmetric)", combined, "weighted", "asymmetric")]
     variants += [(m, [m], "weighted", "symmetric") for m in tested.fitted]
     rows = []
@@ -185,13 +211,24 @@ def fastest(series: pd.DataFrame):
     yield series[series["gpu"] != top], series[series["gpu"] == top]
 
 
-def run(frame: pd.DataFrame, cut=leave_one_out) -> pd.DataFrame:
+def run(
+    frame: pd.DataFrame,
+    cut=leave_one_out,
+    prior_from: pd.DataFrame | None = None,
+    unseen: tuple[str, ...] = (),
+) -> pd.DataFrame:
     """Every series of ``frame`` cut by ``cut`` (:func:`leave_one_out`, :func:`forward`,
-    :func:`fastest`); empty where no series can be cut so."""
-    found = []
+    :func:`fastest`); empty where no series can be cut so. prior_hw's slopes are learned on
+    ``prior_from`` without the GPU types asked and ``unseen`` (:func:`prior_slopes`)."""
+    found, learned = [], {}
     for (network, precision), series in frame.groupby(["network", "precision"], sort=True):
         for train, test in cut(series):
-            found.append(held_out(train, test).assign(network=network, precision=precision))
+            hidden = frozenset(catalogue_names(test["gpu"].drop_duplicates()))
+            hidden |= frozenset(catalogue_names(pd.Series(unseen, dtype=object)))
+            if hidden not in learned:
+                learned[hidden] = prior_slopes(prior_from, set(hidden))
+            rows = held_out(train, test, learned[hidden])
+            found.append(rows.assign(network=network, precision=precision))
     return pd.concat(found, ignore_index=True) if found else pd.DataFrame()
 
 
@@ -375,11 +412,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.timings:
+        # prior_hw's slopes learned on Lambda's table without the GPU types asked, where
+        # ../shared is present (else the shipped ones, which saw every GPU type of Lambda's).
+        prior_from = lambda_points(args.shared) if args.shared.exists() else None
         summaries, found_per_cut, per_file = {}, {}, {}
         for path in args.timings:
             frame = timings_points(path)
             for label, cut in (("leave one GPU type out", leave_one_out), ("fastest", fastest)):
-                found = run(frame, cut)
+                found = run(frame, cut, prior_from=prior_from)
                 if not found.empty:
                     summary = summarise(found)
                     summaries[f"{path.stem}, {label}"] = summary
@@ -396,18 +436,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.shared} is not present; nothing to measure", file=sys.stderr)
         return 0
     if args.breakdown:
-        print(breakdown(run(lambda_points(args.shared))).to_markdown(index=False, floatfmt=".1f"))
+        lambda_table = lambda_points(args.shared)
+        found = run(lambda_table, prior_from=lambda_table)
+        print(breakdown(found).to_markdown(index=False, floatfmt=".1f"))
         return 0
     lambda_table = lambda_points(args.shared)
     summaries = {
         "Lambda, leave one GPU type out (12 types, per network and precision)": summarise(
-            run(lambda_table)
+            run(lambda_table, prior_from=lambda_table)
         ),
         "Lambda, the 2022-2023 GPU types (Ada, Hopper) asked from the 2017-2021 ones": summarise(
-            run(lambda_table, forward)
+            run(lambda_table, forward, prior_from=lambda_table, unseen=NEWER)
         ),
         "CSC, leave one GPU type out (V100, A100, MI250X GCD)": summarise(
-            run(csc_points(args.shared))
+            run(csc_points(args.shared), prior_from=lambda_table)
         ),
     }
     text = markdown(summaries)
@@ -415,7 +457,7 @@ def main(argv: list[str] | None = None) -> int:
     seconds = fit_time()
     if args.write:
         command = "python benchmarks/hardware_backtest.py --write docs/hardware.md"
-        body = f"Measured with `{command}`.\n\n{text}\n\nFit and backtest of the four models on "
+        body = f"Measured with `{command}`.\n\n{text}\n\nFit and backtest of the five models on "
         body += f"12 GPU types x 10 networks x 2 precisions x 4 worker counts: {seconds:.1f} s CPU."
         write_between_markers(args.write, "hardware", body)
     return 0

@@ -27,6 +27,7 @@ from .generic_hw import GenericHardwareModel
 from .lattuada_hw import LattuadaHardwareModel, PowerLawHardwareModel
 from .linreg_sfs import LinregSFSModel
 from .loglin import LogLinearModel
+from .prior_hw import PriorHardwareModel
 from .usl import USLModel
 
 MODELS: dict[str, type[PerformanceModel]] = {
@@ -44,6 +45,7 @@ MODELS: dict[str, type[PerformanceModel]] = {
         PowerLawHardwareModel,
         GenericHardwareModel,
         AnchoredHardwareModel,
+        PriorHardwareModel,
     )
 }
 

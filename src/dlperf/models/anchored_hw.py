@@ -40,6 +40,25 @@ def slope_features(frame: pd.DataFrame, hardware: str | None) -> np.ndarray:
     )
 
 
+def log_time_per_sample(frame: pd.DataFrame, model: str) -> np.ndarray:
+    """log(t / (I b)): the epoch time per iteration and per sample of the worker's batch."""
+    per_sample = iterations(frame) * frame["batch_size"].to_numpy(float)
+    return np.log(positive_target(frame, model) / per_sample)
+
+
+def within_slopes(x: np.ndarray, log_t: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Least-squares slopes of ``log_t`` on the columns of ``x`` within each group of ``keys``
+    (each group centred on its mean, so each keeps its own intercept). A column that never
+    varies within a group says nothing of its slope: 0."""
+    within = pd.DataFrame(np.column_stack([x, log_t]))
+    centred = (within - within.groupby(keys).transform("mean")).to_numpy()
+    usable = np.abs(centred[:, :-1]).max(axis=0) > 1e-12
+    slopes = np.zeros(x.shape[1])
+    if usable.any():
+        slopes[usable] = np.linalg.lstsq(centred[:, :-1][:, usable], centred[:, -1])[0]
+    return slopes
+
+
 def configurations(frame: pd.DataFrame) -> list[tuple[str, int, int]]:
     return list(
         zip(
@@ -61,20 +80,12 @@ class AnchoredHardwareModel(HardwareModel):
 
     def fit(self, frame: pd.DataFrame) -> AnchoredHardwareModel:
         self.check_points(frame)
-        per_sample = iterations(frame) * frame["batch_size"].to_numpy(float)
-        log_t = np.log(positive_target(frame, self.name) / per_sample)
+        log_t = log_time_per_sample(frame, self.name)
         x = slope_features(frame, self.hardware)
         keys = np.array([f"{c[0]} | {c[1]} | {c[2]}" for c in configurations(frame)])
-        within = pd.DataFrame(np.column_stack([x, log_t]))
-        centred = (within - within.groupby(keys).transform("mean")).to_numpy()
-        # A batch that never varied within a configuration says nothing of its exponent.
-        usable = np.abs(centred[:, :-1]).max(axis=0) > 1e-12
-        slopes = np.zeros(x.shape[1])
-        if usable.any():
-            slopes[usable] = np.linalg.lstsq(centred[:, :-1][:, usable], centred[:, -1])[0]
-        residual = log_t - x @ slopes
+        self.slopes_ = self._learn_slopes(frame, x, log_t, keys)
+        residual = log_t - self._slope_term(frame, x)
         gpus = frame["gpu"].astype(str).to_numpy()
-        self.slopes_ = dict(zip(SLOPES, slopes.tolist(), strict=True))
         self.configurations_ = []
         for key, (precision, procs, nodes) in sorted(
             dict(zip(keys, configurations(frame), strict=True)).items()
@@ -95,6 +106,16 @@ class AnchoredHardwareModel(HardwareModel):
             for i, (g, prec) in enumerate(zip(gpus, precisions, strict=True))
         }
         return self
+
+    def _learn_slopes(
+        self, frame: pd.DataFrame, x: np.ndarray, log_t: np.ndarray, keys: np.ndarray
+    ) -> dict:
+        """The slopes, learned within the configurations of the points."""
+        return dict(zip(SLOPES, within_slopes(x, log_t, keys).tolist(), strict=True))
+
+    def _slope_term(self, frame: pd.DataFrame, x: np.ndarray) -> np.ndarray:
+        """Per row, the slopes times its features."""
+        return x @ np.array([self.slopes_[s] for s in SLOPES])
 
     def _nearest_configuration(self, precision: str, procs: int, nodes: int) -> dict:
         return min(
@@ -117,11 +138,15 @@ class AnchoredHardwareModel(HardwareModel):
 
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
         x = slope_features(frame, self.hardware)
-        log_t = x @ np.array([self.slopes_[s] for s in SLOPES])
+        log_t = self._slope_term(frame, x)
         for i, (precision, procs, nodes) in enumerate(configurations(frame)):
             entry = self._nearest_configuration(precision, procs, nodes)
             log_t[i] += entry["intercept"] + self._anchor(entry, precision, x[i, :NEAREST_BY])
         return iterations(frame) * frame["batch_size"].to_numpy(float) * np.exp(log_t)
+
+    @staticmethod
+    def _read_slopes(entry: dict) -> dict:
+        return {s: float(entry[s]) for s in SLOPES}
 
     def formula(self) -> str:
         return (
@@ -139,7 +164,7 @@ class AnchoredHardwareModel(HardwareModel):
     @classmethod
     def from_dict(cls, data: dict) -> AnchoredHardwareModel:
         model = cls._unfitted(data)
-        model.slopes_ = {s: float(data["slopes"][s]) for s in SLOPES}
+        model.slopes_ = cls._read_slopes(data["slopes"])
         model.configurations_ = [dict(c) for c in data["configurations"]]
         model.positions_ = {k: list(v) for k, v in data["positions"].items()}
         return model

@@ -40,7 +40,9 @@ def test_every_gpu_type_is_held_out_and_scored():
     found = backtest.run(series.head(16))  # four GPU types
     assert set(found["gpu"]) == set(series.head(16)["gpu"])
     summary = backtest.summarise(found).set_index("model")
-    assert {"answer (weighted)", "lattuada_hw", "generic_hw", "anchored_hw"} <= set(summary.index)
+    assert {"answer (weighted)", "lattuada_hw", "generic_hw", "anchored_hw", "prior_hw"} <= set(
+        summary.index
+    )
     assert summary.loc["generic_hw", "MAPE %"] < 10  # the law is generic_hw's own
     assert np.isfinite(summary.loc["answer (weighted)", "90 % coverage %"])
 
@@ -75,12 +77,12 @@ def test_the_breakdown_finds_an_error_carried_by_one_gpu_type():
 
 def test_weights_in_hindsight_per_network_recover_what_one_set_cannot():
     # powerlaw_hw exact on network a and 2x slow on b, generic_hw the other way round,
-    # anchored_hw 3x slow on both: one weighting for both networks errs, one per network not.
+    # prior_hw 3x slow on both: one weighting for both networks errs, one per network not.
     predicted = {
         "answer (weighted)": [1.4, 1.4],
         "powerlaw_hw": [1.0, 2.0],
         "generic_hw": [2.0, 1.0],
-        "anchored_hw": [3.0, 3.0],
+        "prior_hw": [3.0, 3.0],
     }
     found = pd.concat(
         pd.DataFrame(

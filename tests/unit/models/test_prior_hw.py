@@ -1,0 +1,109 @@
+"""prior_hw: anchored_hw's power law with slopes learned on a published table of many GPU
+types, so that a study of two GPU types predicts a third."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dlperf.errors import ConfigError
+from dlperf.models import make_model, model_from_dict
+from dlperf.models.anchored_hw import SLOPES, slope_features
+from dlperf.models.prior_hw import LEARNED_AS, learn_slopes, shipped_prior
+
+# A power law in the figures and the batch: log(t / (I b)) = w . features + per network and
+# configuration intercept.
+LAW = {"log matrix": -0.2, "log vector": -0.15, "log memory_bw": -0.6, "log b": -0.25}
+MANY = ["V100-SXM2-16GB", "A10", "A100-PCIe-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB"]
+MANY += ["RTX 3090", "RTX 4090", "L40S"]
+
+
+def law_points(gpus, networks=("a", "b", "c"), precisions=("fp32", "amp_fp16"), noise=0.0):
+    rows = [
+        {"network": n, "gpu": g, "precision": prec, "nodes": 1, "procs": p, "batch_size": b}
+        for n, g, prec, p, b in itertools.product(networks, gpus, precisions, [1, 4], [32, 64])
+    ]
+    frame = pd.DataFrame(rows)
+    frame["data_size"] = frame["procs"] * frame["batch_size"] * 50
+    w = np.array([LAW[s] for s in SLOPES])
+    offset = frame["network"].map({"a": -3.0, "b": -2.0, "c": -4.0}) + 0.1 * np.log(frame["procs"])
+    per_sample = np.exp(slope_features(frame, None) @ w + offset)
+    rng = np.random.default_rng(0)
+    frame["epoch_time_s"] = (
+        50 * frame["batch_size"] * per_sample * rng.lognormal(0, noise, len(frame))
+    )
+    return frame
+
+
+def test_the_slopes_are_learned_per_precision_within_each_network_and_configuration():
+    learned = learn_slopes(law_points(MANY))
+    assert set(learned) == {"fp32", "amp_fp16"}
+    for slopes in learned.values():
+        assert slopes == pytest.approx(LAW, abs=1e-9)
+
+
+def test_two_gpu_types_and_the_prior_predict_a_third():
+    # Two GPU types cannot teach four slopes; the prior learned on many GPU types (of other
+    # networks) can, and the intercepts come from the two measured.
+    prior = learn_slopes(law_points(MANY, networks=("a", "b")))
+    mine = law_points(
+        ["V100-SXM2-16GB", "A100-SXM4-80GB", "H100-SXM5-80GB"],
+        networks=("c",),
+        precisions=("amp_fp16",),
+    )
+    train = mine[mine["gpu"] != "H100-SXM5-80GB"]
+    test = mine[mine["gpu"] == "H100-SXM5-80GB"]
+    with_prior = make_model("prior_hw", {"slopes": prior}).fit(train).predict(test)
+    assert with_prior == pytest.approx(test["epoch_time_s"].to_numpy(), rel=1e-9)
+    alone = make_model("anchored_hw").fit(train).predict(test)
+    assert np.abs(alone / test["epoch_time_s"].to_numpy() - 1).mean() > 0.05
+
+
+def test_tf32_takes_fp32s_slopes_and_bf16_the_mixed_precision_ones():
+    prior = {"fp32": dict(LAW), "amp_fp16": {s: 0.5 * v for s, v in LAW.items()}}
+    points = law_points(["A100-SXM4-80GB", "H100-SXM5-80GB"], networks=("a",), precisions=("fp32",))
+    fitted = make_model("prior_hw", {"slopes": prior}).fit(points.assign(precision="tf32"))
+    assert fitted.slopes_ == {"tf32": prior["fp32"]}
+    bf16 = make_model("prior_hw", {"slopes": prior}).fit(points.assign(precision="bf16"))
+    assert bf16.slopes_ == {"bf16": prior["amp_fp16"]}
+    assert LEARNED_AS == {
+        "fp32": "fp32",
+        "tf32": "fp32",
+        "amp_fp16": "amp_fp16",
+        "bf16": "amp_fp16",
+    }
+
+
+def test_the_artifact_entry_keeps_the_slopes_it_was_fitted_with():
+    points = law_points(["V100-SXM2-16GB", "A100-SXM4-80GB", "A10"], networks=("a",))
+    fitted = make_model("prior_hw").fit(points)
+    again = model_from_dict(fitted.to_dict())
+    asked = points.assign(gpu="H100-SXM5-80GB")
+    assert again.predict(asked) == pytest.approx(fitted.predict(asked), rel=1e-12)
+    assert fitted.slopes_["fp32"] == shipped_prior()["slopes"]["fp32"]
+
+
+def test_slopes_without_every_feature_are_refused_before_any_fit():
+    with pytest.raises(ConfigError, match="prior_hw: slopes must give"):
+        make_model("prior_hw", {"slopes": {"fp32": {"log matrix": -0.2}}})
+
+
+def test_a_precision_the_given_slopes_lack_is_refused_naming_it():
+    points = law_points(["A100-SXM4-80GB", "H100-SXM5-80GB"], networks=("a",))
+    model = make_model("prior_hw", {"slopes": {"fp32": dict(LAW)}})
+    with pytest.raises(ConfigError, match="no slopes for amp_fp16"):
+        model.fit(points)
+
+
+def test_the_shipped_prior_has_both_precisions_and_its_source():
+    prior = shipped_prior()
+    assert set(prior["slopes"]) == set(LEARNED_AS.values())
+    assert "lambdal/deeplearning-benchmark" in prior["source"]
+    assert prior["learned_on"]["gpu_types"] >= 10
+    for slopes in prior["slopes"].values():
+        # Doubling every figure saves time, and no more than halves it: within physics.
+        hardware = [slopes[s] for s in SLOPES if s != "log b"]
+        assert all(v < 0 for v in hardware) and -1.1 < sum(hardware) < 0
