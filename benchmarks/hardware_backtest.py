@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from common import add_timings_argument, report, timed, weight_grid, write_between_markers
-from published import SHARED, plausible_series, series_names
+from published import LAMBDA, SHARED, plausible_series, series_names
 
 from dlperf.hardware import load, precision_name, rates
 from dlperf.measurements.external import read_external
@@ -80,7 +80,7 @@ def points(raw: pd.DataFrame) -> pd.DataFrame:
 
 
 def lambda_points(shared: Path = SHARED) -> pd.DataFrame:
-    raw = pd.read_csv(shared / "lambda_pytorch_train_throughput.csv", comment="#")
+    raw = pd.read_csv(shared / LAMBDA, comment="#")
     raw = raw[raw["throughput"] > 0].copy()
     # Plausible scaling is judged per GPU type over all its hosts (medians per worker count),
     # so a host measured at 8 GPUs only is held against the others' 1 GPU.
@@ -131,13 +131,13 @@ def prior_slopes(prior_from: pd.DataFrame | None, unseen: set[str]) -> dict | No
     (the shipped slopes) without a table."""
     if prior_from is None:
         return None
-    seen = ~pd.Series(catalogue_names(prior_from["gpu"]), index=prior_from.index).isin(unseen)
-    return learn_slopes(prior_from[seen])
+    return learn_slopes(prior_from[~catalogue_names(prior_from["gpu"]).isin(unseen)])
 
 
-def catalogue_names(gpus: pd.Series) -> list[str]:
+def catalogue_names(gpus: pd.Series) -> pd.Series:
+    """Each row's GPU by its catalogue name (each spelling matched once)."""
     catalogue = load()
-    return [catalogue.match(g).name for g in gpus]
+    return gpus.map({g: catalogue.match(g).name for g in set(gpus)})
 
 
 def held_out(train: pd.DataFrame, test: pd.DataFrame, slopes: dict | None = None) -> pd.DataFrame:
@@ -223,8 +223,8 @@ def run(
     found, learned = [], {}
     for (network, precision), series in frame.groupby(["network", "precision"], sort=True):
         for train, test in cut(series):
-            hidden = frozenset(catalogue_names(test["gpu"].drop_duplicates()))
-            hidden |= frozenset(catalogue_names(pd.Series(unseen, dtype=object)))
+            asked = pd.concat([test["gpu"], pd.Series(unseen, dtype=object)])
+            hidden = frozenset(catalogue_names(asked))
             if hidden not in learned:
                 learned[hidden] = prior_slopes(prior_from, set(hidden))
             rows = held_out(train, test, learned[hidden])

@@ -18,19 +18,18 @@ from pathlib import Path
 
 import yaml
 from hardware_backtest import lambda_points
-from published import SHARED
+from published import LAMBDA, SHARED
 
 from dlperf.io import atomic_write_text
 from dlperf.models.prior_hw import learn_slopes
 
-TABLE = "lambda_pytorch_train_throughput.csv"
 TARGET = Path(__file__).resolve().parents[1] / "src" / "dlperf" / "models" / "prior_hw.yaml"
 DIGITS = 6
 
 
 def source_line(shared: Path) -> str:
     """The table's first comment line: where it was taken from."""
-    with open(shared / TABLE, encoding="utf-8") as table:
+    with open(shared / LAMBDA, encoding="utf-8") as table:
         return table.readline().lstrip("#").strip().removeprefix("source:").strip()
 
 

@@ -112,7 +112,7 @@ class PriorHardwareModel(AnchoredHardwareModel):
 
     def _slope_term(self, frame: pd.DataFrame, x: np.ndarray) -> np.ndarray:
         per_row = [self._slopes_for(p) for p in frame["precision"].astype(str)]
-        return np.einsum("ij,ij->i", x, np.array(per_row, float).reshape(len(frame), len(SLOPES)))
+        return (x * np.array(per_row, float).reshape(x.shape)).sum(axis=1)
 
     def _slopes_for(self, precision: str) -> list[float]:
         """The slopes of ``precision``: those the fit stored, else the prior's (a precision
