@@ -3,10 +3,10 @@ power law and anchor, its hardware and batch slopes not learned from the few GPU
 timings but carried over from Lambda's PyTorch table (12 GPU types, 10 networks, FP32 and mixed
 precision), where the figures span a range no single study measures.
 
-    log(t / (I b)) = a[c] + w[precision] . (log R_matrix, log R_vector, log B_memory, log b)
-                     + r[c, h]
+    log(t / (I b)) = a[c] + k[p] w_hw[p] . (log R_matrix, log R_vector, log B_memory)
+                     + w_b[p] log b + r[c, h]        (p: the precision)
 
-w[precision] is read from ``prior_hw.yaml`` (package data, written by
+w[p] = (w_hw[p], w_b[p]) is read from ``prior_hw.yaml`` (package data, written by
 ``benchmarks/hardware_prior.py`` from the published table; its source is in the file), one set
 per precision: ``tf32`` takes FP32's (Lambda's FP32 runs used TF32 where the GPU has it, and the
 catalogue reads both at the TF32 matrix rate) and ``bf16`` the mixed-precision one (the same
@@ -14,7 +14,14 @@ half-precision matrix path). The intercepts a[c] per configuration and the ancho
 from the timings, as in anchored_hw. The slopes are learned pooled over every network and
 configuration of the table (:func:`learn_slopes`): how much time a doubling of each figure saves
 in a typical training job, the prior a study of two or three GPU types cannot learn itself.
-Measured in docs/hardware.md.
+
+How strongly a network follows the hardware is its own, though: a network whose iterations wait
+on the host (Tacotron 2's recurrent steps) gains less from a faster GPU than the typical job. One
+number per precision, the strength k, is learned from the timings (:func:`hardware_strength`):
+the prior's direction in the figures, the study's own magnitude, which one contrast between two
+GPU types already identifies where four slopes are not. k lies in [0, 1]: below 0 a faster GPU
+would be slower, above 1 the time would fall faster than every figure together rises (the
+prior's hardware slopes sum to about -1). Measured in docs/hardware.md.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ from .anchored_hw import (
 
 # The precision whose learned slopes each precision takes (module docstring).
 LEARNED_AS = {"fp32": "fp32", "tf32": "fp32", "amp_fp16": "amp_fp16", "bf16": "amp_fp16"}
+HARDWARE_SLOPES = SLOPES[:-1]  # the figures' slopes the strength scales; the batch's stays
+STRENGTH_BOUNDS = (0.0, 1.0)  # physics (module docstring)
 
 
 @lru_cache(maxsize=1)
@@ -60,6 +69,26 @@ def learn_slopes(frame: pd.DataFrame, hardware: str | None = None) -> dict[str, 
         slopes = within_slopes(x, log_time_per_sample(rows, "prior_hw"), keys.to_numpy())
         learned[str(precision)] = dict(zip(SLOPES, slopes.tolist(), strict=True))
     return learned
+
+
+def hardware_strength(
+    x: np.ndarray, log_t: np.ndarray, keys: np.ndarray, slopes: dict[str, float]
+) -> float:
+    """The strength k (module docstring) of points with features ``x`` (:func:`slope_features`)
+    and log time per sample ``log_t``: least squares of the time on the prior's hardware term
+    within each group of ``keys`` (configurations), the batch's term taken as the prior's, k
+    bounded to STRENGTH_BOUNDS. Where the hardware term never varies within a configuration
+    (one GPU type, or GPU types of the same figures) the timings say nothing of it: 1."""
+    w = np.array([slopes[s] for s in SLOPES])
+    term = x[:, : len(HARDWARE_SLOPES)] @ w[: len(HARDWARE_SLOPES)]
+    rest = log_t - x[:, len(HARDWARE_SLOPES)] * w[-1]
+    within = pd.DataFrame({"term": term, "rest": rest})
+    centred = within - within.groupby(keys).transform("mean")
+    spread = float((centred["term"] ** 2).sum())
+    if spread <= 1e-12:
+        return 1.0
+    k = float((centred["term"] * centred["rest"]).sum()) / spread
+    return float(np.clip(k, *STRENGTH_BOUNDS))
 
 
 class PriorHardwareModel(AnchoredHardwareModel):
@@ -98,7 +127,8 @@ class PriorHardwareModel(AnchoredHardwareModel):
     def _learn_slopes(
         self, frame: pd.DataFrame, x: np.ndarray, log_t: np.ndarray, keys: np.ndarray
     ) -> dict:
-        """The prior's slopes for each precision of the points (nothing learned from them)."""
+        """The prior's slopes for each precision of the points, the hardware's scaled by the
+        strength the points teach (:func:`hardware_strength`)."""
         self.check_params()
         prior = self._prior()
         learned_as = {p: LEARNED_AS[precision_name(p)] for p in frame["precision"].unique()}
@@ -108,7 +138,16 @@ class PriorHardwareModel(AnchoredHardwareModel):
                 f"prior_hw was given no slopes for {', '.join(missing)}; give them too, or "
                 "none to use the shipped ones"
             )
-        return {str(p): dict(prior[as_]) for p, as_ in learned_as.items()}
+        precisions = frame["precision"].to_numpy()
+        self.strengths_, slopes = {}, {}
+        for p, as_ in learned_as.items():
+            at = precisions == p
+            k = hardware_strength(x[at], log_t[at], keys[at], prior[as_])
+            self.strengths_[str(p)] = k
+            slopes[str(p)] = {
+                s: v * k if s in HARDWARE_SLOPES else v for s, v in prior[as_].items()
+            }
+        return slopes
 
     def _slope_term(self, frame: pd.DataFrame, x: np.ndarray) -> np.ndarray:
         per_row = [self._slopes_for(p) for p in frame["precision"].astype(str)]
@@ -128,7 +167,24 @@ class PriorHardwareModel(AnchoredHardwareModel):
         return {p: {s: float(v[s]) for s in SLOPES} for p, v in entry.items()}
 
     def formula(self) -> str:
+        strengths = ", ".join(f"{p} {k:.2f}" for p, k in sorted(self.strengths_.items()))
         return (
-            "T = I * b * exp(a[c] + sum_k w_k[precision] f_k + r[c, nearest measured GPU]), "
-            "w learned on a published table, f_k in " + ", ".join(SLOPES)
+            "T = I * b * exp(a[c] + k[precision] sum_j w_j[precision] f_j + w_b log b "
+            "+ r[c, nearest measured GPU]), w learned on a published table, f_j in "
+            + ", ".join(HARDWARE_SLOPES)
+            + f"; strength k: {strengths}"
         )
+
+    def to_dict(self) -> dict:
+        # The stored slopes are the scaled ones; the strengths say by how much.
+        return super().to_dict() | {"strengths": dict(self.strengths_)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> PriorHardwareModel:
+        model = super().from_dict(data)
+        # Artifacts written before the strength took the prior at full strength.
+        model.strengths_ = {
+            p: float(k)
+            for p, k in data.get("strengths", dict.fromkeys(data["slopes"], 1.0)).items()
+        }
+        return model

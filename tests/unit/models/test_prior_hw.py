@@ -12,7 +12,13 @@ import pytest
 from dlperf.errors import ConfigError
 from dlperf.models import make_model, model_from_dict
 from dlperf.models.anchored_hw import SLOPES, slope_features
-from dlperf.models.prior_hw import LEARNED_AS, learn_slopes, shipped_prior
+from dlperf.models.prior_hw import (
+    HARDWARE_SLOPES,
+    LEARNED_AS,
+    hardware_strength,
+    learn_slopes,
+    shipped_prior,
+)
 
 # A power law in the figures and the batch: log(t / (I b)) = w . features + per network and
 # configuration intercept.
@@ -21,14 +27,16 @@ MANY = ["V100-SXM2-16GB", "A10", "A100-PCIe-40GB", "A100-SXM4-80GB", "H100-SXM5-
 MANY += ["RTX 3090", "RTX 4090", "L40S"]
 
 
-def law_points(gpus, networks=("a", "b", "c"), precisions=("fp32", "amp_fp16"), noise=0.0):
+def law_points(
+    gpus, networks=("a", "b", "c"), precisions=("fp32", "amp_fp16"), noise=0.0, strength=1.0
+):
     rows = [
         {"network": n, "gpu": g, "precision": prec, "nodes": 1, "procs": p, "batch_size": b}
         for n, g, prec, p, b in itertools.product(networks, gpus, precisions, [1, 4], [32, 64])
     ]
     frame = pd.DataFrame(rows)
     frame["data_size"] = frame["procs"] * frame["batch_size"] * 50
-    w = np.array([LAW[s] for s in SLOPES])
+    w = np.array([LAW[s] * (strength if s in HARDWARE_SLOPES else 1.0) for s in SLOPES])
     offset = frame["network"].map({"a": -3.0, "b": -2.0, "c": -4.0}) + 0.1 * np.log(frame["procs"])
     per_sample = np.exp(slope_features(frame, None) @ w + offset)
     rng = np.random.default_rng(0)
@@ -45,30 +53,68 @@ def test_the_slopes_are_learned_per_precision_within_each_network_and_configurat
         assert slopes == pytest.approx(LAW, abs=1e-9)
 
 
-def test_two_gpu_types_and_the_prior_predict_a_third():
-    # Two GPU types cannot teach four slopes; the prior learned on many GPU types (of other
-    # networks) can, and the intercepts come from the two measured.
+def a_study_of_two_gpu_types_and_the_third(strength=1.0):
+    """(prior learned on networks a and b of many GPU types, V100 and A100 points of network c,
+    its H100 points) under the law, network c at ``strength``."""
     prior = learn_slopes(law_points(MANY, networks=("a", "b")))
     mine = law_points(
         ["V100-SXM2-16GB", "A100-SXM4-80GB", "H100-SXM5-80GB"],
         networks=("c",),
         precisions=("amp_fp16",),
+        strength=strength,
     )
-    train = mine[mine["gpu"] != "H100-SXM5-80GB"]
-    test = mine[mine["gpu"] == "H100-SXM5-80GB"]
+    third = mine["gpu"] == "H100-SXM5-80GB"
+    return prior, mine[~third], mine[third]
+
+
+def test_two_gpu_types_and_the_prior_predict_a_third():
+    # Two GPU types cannot teach four slopes; the prior learned on many GPU types (of other
+    # networks) can, and the intercepts come from the two measured.
+    prior, train, test = a_study_of_two_gpu_types_and_the_third()
     with_prior = make_model("prior_hw", {"slopes": prior}).fit(train).predict(test)
     assert with_prior == pytest.approx(test["epoch_time_s"].to_numpy(), rel=1e-9)
     alone = make_model("anchored_hw").fit(train).predict(test)
     assert np.abs(alone / test["epoch_time_s"].to_numpy() - 1).mean() > 0.05
 
 
+def test_a_network_that_follows_the_hardware_half_as_much_is_learned_so_from_two_gpu_types():
+    # A host-bound network: the prior's direction in the figures, half its strength.
+    prior, train, test = a_study_of_two_gpu_types_and_the_third(strength=0.5)
+    fitted = make_model("prior_hw", {"slopes": prior}).fit(train)
+    assert fitted.strengths_ == {"amp_fp16": pytest.approx(0.5, abs=1e-9)}
+    assert fitted.slopes_["amp_fp16"]["log b"] == pytest.approx(LAW["log b"], abs=1e-9)
+    assert fitted.predict(test) == pytest.approx(test["epoch_time_s"].to_numpy(), rel=1e-9)
+    assert "strength k: amp_fp16 0.50" in fitted.formula()
+
+
+@pytest.mark.parametrize(("strength", "learned"), [(-0.5, 0.0), (1.7, 1.0)])
+def test_the_strength_stays_within_physics(strength, learned):
+    points = law_points(["V100-SXM2-16GB", "A100-SXM4-80GB"], networks=("a",), strength=strength)
+    points = points[points["precision"] == "fp32"]
+    keys = points["procs"].astype(str).to_numpy()
+    x = slope_features(points, None)
+    log_t = np.log(points["epoch_time_s"] / (50 * points["batch_size"])).to_numpy()
+    assert hardware_strength(x, log_t, keys, LAW) == pytest.approx(learned)
+
+
+def test_gpu_types_of_the_same_figures_leave_the_prior_at_full_strength():
+    # Two V100s of one chip: the timings differ, the figures do not, so nothing says how much
+    # the figures matter.
+    points = law_points(["V100-SXM2-16GB", "V100-SXM2-32GB"], networks=("a",))
+    points["epoch_time_s"] *= np.where(points["gpu"] == "V100-SXM2-32GB", 1.3, 1.0)
+    fitted = make_model("prior_hw").fit(points)
+    assert fitted.strengths_ == {"fp32": 1.0, "amp_fp16": 1.0}
+
+
 def test_tf32_takes_fp32s_slopes_and_bf16_the_mixed_precision_ones():
     prior = {"fp32": dict(LAW), "amp_fp16": {s: 0.5 * v for s, v in LAW.items()}}
     points = law_points(["A100-SXM4-80GB", "H100-SXM5-80GB"], networks=("a",), precisions=("fp32",))
     fitted = make_model("prior_hw", {"slopes": prior}).fit(points.assign(precision="tf32"))
-    assert fitted.slopes_ == {"tf32": prior["fp32"]}
+    assert fitted.slopes_ == {"tf32": pytest.approx(prior["fp32"])}
     bf16 = make_model("prior_hw", {"slopes": prior}).fit(points.assign(precision="bf16"))
-    assert bf16.slopes_ == {"bf16": prior["amp_fp16"]}
+    # The points follow the full law: twice the strength of the mixed-precision set, bounded.
+    assert bf16.strengths_ == {"bf16": 1.0}
+    assert bf16.slopes_ == {"bf16": pytest.approx(prior["amp_fp16"])}
     assert LEARNED_AS == {
         "fp32": "fp32",
         "tf32": "fp32",
@@ -83,7 +129,14 @@ def test_the_artifact_entry_keeps_the_slopes_it_was_fitted_with():
     again = model_from_dict(fitted.to_dict())
     asked = points.assign(gpu="H100-SXM5-80GB")
     assert again.predict(asked) == pytest.approx(fitted.predict(asked), rel=1e-12)
-    assert fitted.slopes_["fp32"] == shipped_prior()["slopes"]["fp32"]
+    assert again.strengths_ == fitted.strengths_
+    # The stored slopes are the shipped ones, the hardware's scaled by the strength learned.
+    k = fitted.strengths_["fp32"]
+    assert 0 < k <= 1
+    shipped = shipped_prior()["slopes"]["fp32"]
+    assert fitted.slopes_["fp32"] == {
+        s: pytest.approx(v * k if s in HARDWARE_SLOPES else v) for s, v in shipped.items()
+    }
 
 
 def test_slopes_without_every_feature_are_refused_before_any_fit():
