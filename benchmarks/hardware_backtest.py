@@ -15,15 +15,17 @@ is implausible between worker counts are left out (``published.plausible_series`
 fit time: the five models fitted and backtested on a synthetic table of 12 GPU types x 10
 networks x 2 precisions x 4 worker counts. ``--timings FILE ...`` judges a user's own
 external-timings files with gpu and precision columns instead: each leave one GPU type out and
-the fastest GPU type asked from the others.
+the fastest GPU type asked from the others; ``--hardware FILE`` adds GPU types of a user's
+catalogue file (docs/hardware.md) for them.
 
     .venv/bin/python benchmarks/hardware_backtest.py --write docs/hardware.md
-    .venv/bin/python benchmarks/hardware_backtest.py --timings mine/*.csv
+    .venv/bin/python benchmarks/hardware_backtest.py --timings mine/*.csv [--hardware my-gpus.yaml]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import sys
 from pathlib import Path
@@ -125,26 +127,36 @@ def timings_points(path: Path) -> pd.DataFrame:
     ].assign(epoch_time_s=found["epoch_time_s"])
 
 
-def prior_slopes(prior_from: pd.DataFrame | None, unseen: set[str]) -> dict | None:
+def prior_slopes(
+    prior_from: pd.DataFrame | None, unseen: set[str], hardware: Path | None = None
+) -> dict | None:
     """prior_hw's slopes learned on ``prior_from`` (Lambda's points) without the GPU types
     ``unseen`` (catalogue names), so that no GPU type asked was seen by the prior either; None
     (the shipped slopes) without a table."""
     if prior_from is None:
         return None
-    return learn_slopes(prior_from[~catalogue_names(prior_from["gpu"]).isin(unseen)])
+    return learn_slopes(prior_from[~catalogue_names(prior_from["gpu"], hardware).isin(unseen)])
 
 
-def catalogue_names(gpus: pd.Series) -> pd.Series:
-    """Each row's GPU by its catalogue name (each spelling matched once)."""
-    catalogue = load()
+def catalogue_names(gpus: pd.Series, hardware: Path | None = None) -> pd.Series:
+    """Each row's GPU by its catalogue name (each spelling matched once), the shipped
+    catalogue's with ``hardware``'s GPU types (a user's catalogue file)."""
+    catalogue = load(hardware)
     return gpus.map({g: catalogue.match(g).name for g in set(gpus)})
 
 
-def held_out(train: pd.DataFrame, test: pd.DataFrame, slopes: dict | None = None) -> pd.DataFrame:
+def held_out(
+    train: pd.DataFrame,
+    test: pd.DataFrame,
+    slopes: dict | None = None,
+    hardware: Path | None = None,
+) -> pd.DataFrame:
     """Every combination's and model's prediction and interval at the rows of ``test``, from
-    a backtest on the GPU types of ``train`` (prior_hw with ``slopes``; None: the shipped)."""
+    a backtest on the GPU types of ``train`` (prior_hw with ``slopes``; None: the shipped),
+    the GPU types' figures from the shipped catalogue and ``hardware`` (a user's file)."""
+    user = {} if hardware is None else {"hardware": str(hardware)}
     settings = {"prior_hw": {"slopes": slopes}}
-    tested = backtest([make_model(m, settings.get(m)) for m in MODELS], train)
+    tested = backtest([make_model(m, settings.get(m, {}) | user) for m in MODELS], train)
     combined = [m for m in ANSWER_MODELS if m in tested.fitted]
     variants = [(f"answer ({c})", combined, c, "symmetric") for c in COMBINATIONS]
     if "lattuada_hw" in tested.fitted:
@@ -164,7 +176,7 @@ def held_out(train: pd.DataFrame, test: pd.DataFrame, slopes: dict | None = None
             {n: tested.fitted[n] for n in names},
             None if tested.errors is None else tested.errors[names],
         )
-        found = answer_from(alone, test, LEVEL, combine, shape=shape)
+        found = answer_from(alone, test, LEVEL, combine, user.get("hardware"), shape)
         rows.append(
             pd.DataFrame(
                 {
@@ -198,11 +210,11 @@ def forward(series: pd.DataFrame, newer: tuple[str, ...] = NEWER):
         yield old, series[series["gpu"] == gpu]
 
 
-def fastest(series: pd.DataFrame):
+def fastest(series: pd.DataFrame, hardware: Path | None = None):
     """(train, test): the series' GPU type of the highest matrix peak rate at its precision
     asked from the others (three or more): an upgrade asked from what was measured, for tables
-    without release dates."""
-    catalogue = load()
+    without release dates (figures from the shipped catalogue and ``hardware``)."""
+    catalogue = load(hardware)
     precision = series["precision"].iloc[0]
     gpus = sorted(series["gpu"].unique())
     if len(gpus) < 4:
@@ -216,18 +228,20 @@ def run(
     cut=leave_one_out,
     prior_from: pd.DataFrame | None = None,
     unseen: tuple[str, ...] = (),
+    hardware: Path | None = None,
 ) -> pd.DataFrame:
     """Every series of ``frame`` cut by ``cut`` (:func:`leave_one_out`, :func:`forward`,
     :func:`fastest`); empty where no series can be cut so. prior_hw's slopes are learned on
-    ``prior_from`` without the GPU types asked and ``unseen`` (:func:`prior_slopes`)."""
+    ``prior_from`` without the GPU types asked and ``unseen`` (:func:`prior_slopes`). GPU
+    types beyond the shipped catalogue come from ``hardware`` (a user's catalogue file)."""
     found, learned = [], {}
     for (network, precision), series in frame.groupby(["network", "precision"], sort=True):
         for train, test in cut(series):
             asked = pd.concat([test["gpu"], pd.Series(unseen, dtype=object)])
-            hidden = frozenset(catalogue_names(asked))
+            hidden = frozenset(catalogue_names(asked, hardware))
             if hidden not in learned:
-                learned[hidden] = prior_slopes(prior_from, set(hidden))
-            rows = held_out(train, test, learned[hidden])
+                learned[hidden] = prior_slopes(prior_from, set(hidden), hardware)
+            rows = held_out(train, test, learned[hidden], hardware)
             found.append(rows.assign(network=network, precision=precision))
     return pd.concat(found, ignore_index=True) if found else pd.DataFrame()
 
@@ -410,7 +424,14 @@ def main(argv: list[str] | None = None) -> int:
         "judge instead on these external-timings files with gpu and precision columns "
         "(docs/external-timings.md), each cut leave one GPU type out and fastest from the rest",
     )
+    parser.add_argument(
+        "--hardware",
+        type=Path,
+        help="with --timings: a catalogue file of your own GPU types (docs/hardware.md)",
+    )
     args = parser.parse_args(argv)
+    if args.hardware and not args.timings:
+        parser.error("--hardware names GPU types of --timings files; give those files too")
     if args.timings:
         # prior_hw's slopes learned on Lambda's table without the GPU types asked, where
         # ../shared is present (else the shipped ones, which saw every GPU type of Lambda's).
@@ -418,8 +439,12 @@ def main(argv: list[str] | None = None) -> int:
         summaries, found_per_cut, per_file = {}, {}, {}
         for path in args.timings:
             frame = timings_points(path)
-            for label, cut in (("leave one GPU type out", leave_one_out), ("fastest", fastest)):
-                found = run(frame, cut, prior_from=prior_from)
+            cuts = (
+                ("leave one GPU type out", leave_one_out),
+                ("fastest", functools.partial(fastest, hardware=args.hardware)),
+            )
+            for label, cut in cuts:
+                found = run(frame, cut, prior_from=prior_from, hardware=args.hardware)
                 if not found.empty:
                     summary = summarise(found)
                     summaries[f"{path.stem}, {label}"] = summary

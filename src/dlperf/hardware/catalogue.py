@@ -185,6 +185,13 @@ def _shipped() -> tuple[dict[str, GPU], dict[str, dict]]:
     return parse(text, "the shipped GPU catalogue")
 
 
+@lru_cache(maxsize=8)
+def _parsed(text: str, where: str) -> tuple[dict[str, GPU], dict[str, dict]]:
+    """:func:`parse`, once per text: the models read the catalogue at every fit and
+    prediction, and a user's file costs a YAML parse each time (tens of milliseconds)."""
+    return parse(text, where)
+
+
 def load(user_file: str | Path | None = None) -> Catalogue:
     """The shipped catalogue, with a user's file's GPUs added (a GPU of the same name replaced)."""
     gpus, sources = _shipped()
@@ -203,7 +210,7 @@ def load(user_file: str | Path | None = None) -> Catalogue:
             raise InputFileError(
                 f"hardware file {path} is not UTF-8 text; save it as UTF-8"
             ) from None
-        extra, extra_sources = parse(text, f"hardware file {path}")
+        extra, extra_sources = _parsed(text, f"hardware file {path}")
         sources.update(extra_sources)
         gpus.update(extra)
     return Catalogue(gpus, sources)

@@ -123,6 +123,37 @@ def test_a_users_timings_file_is_judged_with_the_fastest_gpu_type_asked_from_the
     assert backtest.main(["--timings", str(path)]) == 0
 
 
+def test_gpu_types_of_a_users_catalogue_file_are_judged_too(tmp_path, capsys):
+    # A GPU type the shipped catalogue lacks: the H100's figures under a name of its own.
+    h100 = backtest.load().match("H100-SXM5-80GB")
+    (tmp_path / "mine.yaml").write_text(
+        "sources:\n  mine: {title: 'made up for the test', url: 'https://example.org'}\n"
+        "gpus:\n  - name: Z9000\n    vendor: Example\n"
+        f"    peak_tflops: {h100.peak_tflops}\n"
+        f"    memory_gb: {h100.memory_gb}\n"
+        f"    memory_bandwidth_gbs: {h100.memory_bandwidth_gbs}\n"
+        f"    link: {{name: NVLink, bandwidth_gbs: {h100.link_bandwidth_gbs}}}\n"
+        "    sources: {peak_tflops: mine, memory: mine, link: mine}\n"
+    )
+    table = backtest.synthetic_table()
+    four = ["V100-SXM2-16GB", "A10", "A100-SXM4-80GB", "H100-SXM5-80GB"]
+    rows = table[(table["network"] == "net0") & (table["precision"] == "amp_fp16")]
+    rows = rows[rows["gpu"].isin(backtest.load().match(g).name for g in four)]
+    rows = rows.assign(framework="pytorch", gpu=rows["gpu"].replace(h100.name, "Z9000"))
+    rows.to_csv(tmp_path / "mine.csv", index=False)
+    argv = ["--timings", str(tmp_path / "mine.csv"), "--hardware", str(tmp_path / "mine.yaml")]
+    assert backtest.main([*argv, "--shared", str(tmp_path / "absent")]) == 0
+    printed = capsys.readouterr().out
+    assert "**mine, fastest**" in printed and "**mine, leave one GPU type out**" in printed
+    (train, test), *rest = backtest.fastest(
+        backtest.timings_points(tmp_path / "mine.csv"), tmp_path / "mine.yaml"
+    )
+    assert not rest and set(test["gpu"]) == {"Z9000"}
+    with pytest.raises(SystemExit):
+        backtest.main(["--hardware", str(tmp_path / "mine.yaml")])
+    assert "give those files too" in capsys.readouterr().err
+
+
 def test_each_variant_is_counted_per_table_against_the_shipped_answer():
     def rows(table, model, predicted, width):
         return pd.DataFrame(

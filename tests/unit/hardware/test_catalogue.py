@@ -119,6 +119,18 @@ def test_a_user_file_adds_a_gpu(tmp_path, catalogue):
     assert set(catalogue.names()) < set(mine.names())
 
 
+def test_a_user_file_edited_between_reads_is_read_anew(tmp_path):
+    # Parsing is kept per text: an edit is a new text, never the figures read before it.
+    path = tmp_path / "gpus.yaml"
+    path.write_text(USER_FILE)
+    assert load(path).match("Z9000").memory_bandwidth_gbs == 3000
+    path.write_text(USER_FILE.replace("bandwidth_gbs: 3000", "bandwidth_gbs: 4000"))
+    assert load(path).match("Z9000").memory_bandwidth_gbs == 4000
+    path.write_text(USER_FILE.replace("link: mine}", "link: theirs}"))
+    with pytest.raises(InputFileError, match="sources must name, for link"):
+        load(path)
+
+
 def test_a_user_file_without_sources_is_refused_in_one_line(tmp_path):
     path = tmp_path / "gpus.yaml"
     path.write_text(USER_FILE.replace("link: mine}", "link: theirs}"))
