@@ -46,14 +46,16 @@ def log_time_per_sample(frame: pd.DataFrame, model: str) -> np.ndarray:
     return np.log(positive_target(frame, model) / per_sample)
 
 
-def within_slopes(x: np.ndarray, log_t: np.ndarray, keys: np.ndarray) -> np.ndarray:
+def within_slopes(
+    x: np.ndarray, log_t: np.ndarray, keys: np.ndarray, unidentified: float = 0.0
+) -> np.ndarray:
     """Least-squares slopes of ``log_t`` on the columns of ``x`` within each group of ``keys``
     (each group centred on its mean, so each keeps its own intercept). A column that never
-    varies within a group says nothing of its slope: 0."""
+    varies within a group says nothing of its slope: ``unidentified``."""
     within = pd.DataFrame(np.column_stack([x, log_t]))
     centred = (within - within.groupby(keys).transform("mean")).to_numpy()
     usable = np.abs(centred[:, :-1]).max(axis=0) > 1e-12
-    slopes = np.zeros(x.shape[1])
+    slopes = np.full(x.shape[1], unidentified)
     if usable.any():
         slopes[usable] = np.linalg.lstsq(centred[:, :-1][:, usable], centred[:, -1])[0]
     return slopes

@@ -80,14 +80,10 @@ def hardware_strength(
     bounded to STRENGTH_BOUNDS. Where the hardware term never varies within a configuration
     (one GPU type, or GPU types of the same figures) the timings say nothing of it: 1."""
     w = np.array([slopes[s] for s in SLOPES])
-    term = x[:, : len(HARDWARE_SLOPES)] @ w[: len(HARDWARE_SLOPES)]
-    rest = log_t - x[:, len(HARDWARE_SLOPES)] * w[-1]
-    within = pd.DataFrame({"term": term, "rest": rest})
-    centred = within - within.groupby(keys).transform("mean")
-    spread = float((centred["term"] ** 2).sum())
-    if spread <= 1e-12:
-        return 1.0
-    k = float((centred["term"] * centred["rest"]).sum()) / spread
+    hardware = len(HARDWARE_SLOPES)
+    term = x[:, :hardware] @ w[:hardware]
+    rest = log_t - x[:, hardware] * w[-1]
+    k = within_slopes(term[:, None], rest, keys, unidentified=1.0)[0]
     return float(np.clip(k, *STRENGTH_BOUNDS))
 
 
