@@ -182,6 +182,7 @@ def held_out(
                 {
                     "model": label,
                     "gpu": test["gpu"].to_numpy(),
+                    "procs": test["procs"].to_numpy(int),
                     "measured": test["epoch_time_s"].to_numpy(float),
                     "predicted": found.predicted,
                     "lo": np.nan if found.lo is None else found.lo,
@@ -247,9 +248,10 @@ def run(
 
 
 def breakdown(found: pd.DataFrame, model: str = "answer (weighted)") -> pd.DataFrame:
-    """Where ``model``'s MAPE comes from: per network, without each network, and with the
-    mean log error of each group removed in hindsight (what a correction per GPU type, per
-    series or per GPU type within a series could at best recover)."""
+    """Where ``model``'s MAPE comes from: per network, without each network, per GPU type held
+    out, per worker count, and with the mean log error of each group removed in hindsight (what
+    a correction per GPU type, per series or per GPU type within a series could at best
+    recover), or with each held-out GPU type's own scaling over workers known."""
     rows = found[found["model"] == model]
     log_error = np.log(rows["predicted"] / rows["measured"])
 
@@ -269,6 +271,19 @@ def breakdown(found: pd.DataFrame, model: str = "answer (weighted)") -> pd.DataF
                 "MAPE %": mape(log_error[~at]),
             }
         )
+    for gpu, errors in log_error.groupby(rows["gpu"], sort=True):
+        out.append({"what": f"{gpu} held out", "points": len(errors), "MAPE %": mape(errors)})
+    for procs, errors in log_error.groupby(rows["procs"], sort=True):
+        what = f"at {procs} worker{'s' if procs != 1 else ''}"
+        out.append({"what": what, "points": len(errors), "MAPE %": mape(errors)})
+    out.append(
+        {
+            "what": "each GPU type's scaling over workers known: its error at its fewest "
+            "workers at every count (hindsight)",
+            "points": len(rows),
+            "MAPE %": mape(scaling_known(rows, log_error)),
+        }
+    )
     for keys in (
         ["gpu"],
         ["gpu", "precision"],
@@ -286,6 +301,16 @@ def breakdown(found: pd.DataFrame, model: str = "answer (weighted)") -> pd.DataF
                 {"what": what, "points": len(rows), "MAPE %": hindsight_weighting(found, keys)}
             )
     return pd.DataFrame(out)
+
+
+def scaling_known(rows: pd.DataFrame, log_error: pd.Series) -> pd.Series:
+    """``log_error`` with each series' held-out GPU type erring at every worker count as it
+    does (mean over hosts) at its fewest: what is left when the scaling over workers of a GPU
+    type not measured were known, and only its level had to be predicted."""
+    series = [rows["network"], rows["precision"], rows["gpu"]]
+    fewest = rows["procs"] == rows["procs"].groupby(series).transform("min")
+    level = log_error.where(fewest).groupby(series).transform("mean")
+    return log_error.where(fewest, level)
 
 
 def hindsight_weighting(found: pd.DataFrame, keys: list[str], step: float = 0.1) -> float:
@@ -417,7 +442,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--breakdown",
         action="store_true",
-        help="only where the answer's Lambda MAPE comes from, per network and GPU type",
+        help="only where the answer's Lambda MAPE comes from: per network, GPU type held out "
+        "and worker count, and what corrections in hindsight would leave",
     )
     add_timings_argument(
         parser,

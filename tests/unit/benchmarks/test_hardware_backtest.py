@@ -62,6 +62,7 @@ def test_the_breakdown_finds_an_error_carried_by_one_gpu_type():
         {
             "model": "answer (weighted)",
             "gpu": ["A10", "A10", "V100", "V100"],
+            "procs": 1,
             "network": ["a", "b", "a", "b"],
             "precision": "fp32",
             "measured": 1.0,
@@ -71,8 +72,34 @@ def test_the_breakdown_finds_an_error_carried_by_one_gpu_type():
     table = backtest.breakdown(found).set_index("what")["MAPE %"]
     assert table["all points"] == pytest.approx(5.0)
     assert table["a alone"] == pytest.approx(5.0)
+    assert table["A10 held out"] == pytest.approx(10.0)
+    assert table["V100 held out"] == pytest.approx(0.0)
     assert table["mean log error per gpu removed (hindsight)"] == pytest.approx(0.0, abs=1e-9)
     assert table["mean log error per network x precision removed (hindsight)"] > 1.0
+
+
+def test_the_breakdown_separates_a_gpu_types_scaling_from_its_level():
+    # A10 held out: 10 % too slow at one worker (its level) and, scaling worse than predicted,
+    # 20 % too fast at 8 on top of it. Known scaling leaves the level's 10 % at every count.
+    found = pd.DataFrame(
+        {
+            "model": "answer (weighted)",
+            "gpu": "A10",
+            "procs": [1, 1, 8],
+            "network": "a",
+            "precision": "fp32",
+            "measured": 1.0,
+            "predicted": [1.1, 1.1, 1.1 * 0.8],
+        }
+    )
+    table = backtest.breakdown(found).set_index("what")["MAPE %"]
+    assert table["at 1 worker"] == pytest.approx(10.0)
+    assert table["at 8 workers"] == pytest.approx(12.0)
+    known = table[
+        "each GPU type's scaling over workers known: its error at its fewest workers at every "
+        "count (hindsight)"
+    ]
+    assert known == pytest.approx(10.0)
 
 
 def test_weights_in_hindsight_per_network_recover_what_one_set_cannot():
@@ -89,6 +116,7 @@ def test_weights_in_hindsight_per_network_recover_what_one_set_cannot():
             {
                 "model": model,
                 "gpu": "A10",
+                "procs": 1,
                 "network": ["a", "b"],
                 "precision": "fp32",
                 "measured": 1.0,
