@@ -79,8 +79,8 @@ def test_the_breakdown_finds_an_error_carried_by_one_gpu_type():
 
 
 def test_the_breakdown_separates_a_gpu_types_scaling_from_its_level():
-    # A10 held out: 10 % too slow at one worker (its level) and, scaling worse than predicted,
-    # 20 % too fast at 8 on top of it. Known scaling leaves the level's 10 % at every count.
+    # A10 held out: predicted 10 % slow at one worker (its level) and, as it scales worse than
+    # predicted, 0.8 of that at eight (12 % fast). Known scaling leaves the level's 10 %.
     found = pd.DataFrame(
         {
             "model": "answer (weighted)",
