@@ -37,7 +37,7 @@ from published import LAMBDA, SHARED, plausible_series, series_names
 
 from dlperf.hardware import load, precision_name, rates
 from dlperf.measurements.external import read_external
-from dlperf.models import make_model
+from dlperf.models import InsufficientData, make_model
 from dlperf.models.generic_hw import GenericHardwareModel
 from dlperf.models.hardware_answer import (
     ANSWER_MODELS,
@@ -156,7 +156,8 @@ def held_out(
     the GPU types' figures from the shipped catalogue and ``hardware`` (a user's file)."""
     user = {} if hardware is None else {"hardware": str(hardware)}
     settings = {"prior_hw": {"slopes": slopes}}
-    tested = backtest([make_model(m, settings.get(m, {}) | user) for m in MODELS], train)
+    models = [make_model(m, settings.get(m, {}) | user) for m in MODELS]
+    tested = backtest(models, train, user.get("hardware"))
     combined = [m for m in ANSWER_MODELS if m in tested.fitted]
     variants = [(f"answer ({c})", combined, c, "symmetric") for c in COMBINATIONS]
     if "lattuada_hw" in tested.fitted:
@@ -183,6 +184,7 @@ def held_out(
                     "model": label,
                     "gpu": test["gpu"].to_numpy(),
                     "procs": test["procs"].to_numpy(int),
+                    "batch_size": test["batch_size"].to_numpy(int),
                     "measured": test["epoch_time_s"].to_numpy(float),
                     "predicted": found.predicted,
                     "lo": np.nan if found.lo is None else found.lo,
@@ -224,27 +226,50 @@ def fastest(series: pd.DataFrame, hardware: Path | None = None):
     yield series[series["gpu"] != top], series[series["gpu"] == top]
 
 
+def from_few(series: pd.DataFrame, count: int, seed: int = 0):
+    """(train, test): each GPU type of a series asked from ``count`` of its others drawn at
+    random (one draw per seed): a study that measured few GPU types."""
+    gpus = sorted(series["gpu"].unique())
+    if len(gpus) <= count:
+        return
+    rng = np.random.default_rng(seed)
+    for gpu in gpus:
+        drawn = rng.choice([g for g in gpus if g != gpu], size=count, replace=False)
+        yield series[series["gpu"].isin(drawn)], series[series["gpu"] == gpu]
+
+
 def run(
     frame: pd.DataFrame,
     cut=leave_one_out,
     prior_from: pd.DataFrame | None = None,
     unseen: tuple[str, ...] = (),
     hardware: Path | None = None,
+    skip_unfitted: bool = False,
 ) -> pd.DataFrame:
     """Every series of ``frame`` cut by ``cut`` (:func:`leave_one_out`, :func:`forward`,
-    :func:`fastest`); empty where no series can be cut so. prior_hw's slopes are learned on
-    ``prior_from`` without the GPU types asked and ``unseen`` (:func:`prior_slopes`). GPU
-    types beyond the shipped catalogue come from ``hardware`` (a user's catalogue file)."""
-    found, learned = [], {}
+    :func:`fastest`, :func:`from_few`); empty where no series can be cut so. prior_hw's slopes
+    are learned on ``prior_from`` without the GPU types asked and ``unseen``
+    (:func:`prior_slopes`). GPU types beyond the shipped catalogue come from ``hardware`` (a
+    user's catalogue file). With ``skip_unfitted``, a cut whose training GPU types no model can
+    be fitted on (too few points) is left out and counted in ``attrs["skipped"]``."""
+    found, learned, skipped = [], {}, 0
     for (network, precision), series in frame.groupby(["network", "precision"], sort=True):
         for train, test in cut(series):
             asked = pd.concat([test["gpu"], pd.Series(unseen, dtype=object)])
             hidden = frozenset(catalogue_names(asked, hardware))
             if hidden not in learned:
                 learned[hidden] = prior_slopes(prior_from, set(hidden), hardware)
-            rows = held_out(train, test, learned[hidden], hardware)
+            try:
+                rows = held_out(train, test, learned[hidden], hardware)
+            except InsufficientData:
+                if not skip_unfitted:
+                    raise
+                skipped += 1
+                continue
             found.append(rows.assign(network=network, precision=precision))
-    return pd.concat(found, ignore_index=True) if found else pd.DataFrame()
+    result = pd.concat(found, ignore_index=True) if found else pd.DataFrame()
+    result.attrs["skipped"] = skipped
+    return result
 
 
 def breakdown(found: pd.DataFrame, model: str = "answer (weighted)") -> pd.DataFrame:
@@ -328,6 +353,89 @@ def hindsight_weighting(found: pd.DataFrame, keys: list[str], step: float = 0.1)
     groups = first.groupby(keys, sort=False).ngroup().to_numpy() if keys else np.zeros(len(first))
     total = sum(errors[groups == g].sum(axis=0).min() for g in np.unique(groups))
     return float(total / len(first) * 100)
+
+
+CELL = ["network", "gpu", "precision", "procs", "batch_size"]
+
+
+def campaign_points(path: Path) -> pd.DataFrame:
+    """Another measurement campaign of Lambda's PyTorch table (an external-timings file of the
+    same networks, docs/external-timings.md) as points: its PyTorch rows, networks by name."""
+    found = read_external(path)
+    found = found[found["framework"] == "pytorch"]
+    if found.empty:
+        raise SystemExit(f"{path} has no pytorch rows; give a campaign of Lambda's PyTorch table")
+    return found[
+        ["network", "gpu", "precision", "nodes", "procs", "batch_size", "data_size"]
+    ].assign(epoch_time_s=found["epoch_time_s"])
+
+
+def campaigns(
+    reference: pd.DataFrame,
+    other: pd.DataFrame,
+    answer: pd.DataFrame | None = None,
+    hardware: Path | None = None,
+) -> pd.DataFrame:
+    """How far two measurement campaigns of the same GPU types lie apart, at the cells both
+    measured (network, GPU type by catalogue name, precision, workers, batch; the mean log
+    time per sample over each cell's hosts): the MAPE of ``other``'s time taken as the
+    prediction of ``reference``'s, and what is left with the mean log difference removed
+    overall, per GPU type, per series and per both (least squares) in hindsight. With
+    ``answer`` (``run``'s held-out rows of one model on ``reference``), that model's MAPE at
+    the same cells, where it never saw the GPU type: the floor a prediction across hardware is
+    judged against is the one the GPU type's own measurement in another campaign reaches."""
+
+    def cells(frame: pd.DataFrame) -> pd.Series:
+        keyed = frame.assign(gpu=catalogue_names(frame["gpu"], hardware))
+        per_sample = np.log(keyed["epoch_time_s"] / keyed["data_size"])
+        return per_sample.groupby([keyed[k] for k in CELL]).mean()
+
+    both = pd.concat([cells(reference).rename("ref"), cells(other).rename("other")], axis=1)
+    both = both.dropna().reset_index()
+    if both.empty:
+        raise SystemExit(
+            "the two tables share no cell (network, GPU type, precision, workers, batch)"
+        )
+    difference = both["other"] - both["ref"]
+
+    def mape(log_error) -> float:
+        return float(np.abs(np.expm1(log_error)).mean() * 100)
+
+    series = both["network"] + " | " + both["precision"]
+    effects = pd.get_dummies(pd.DataFrame({"gpu": both["gpu"], "series": series}), dtype=float)
+    fitted = effects.to_numpy() @ np.linalg.lstsq(effects.to_numpy(), difference, rcond=None)[0]
+    found = [
+        ("the other campaign's time as the prediction", difference),
+        ("its mean log difference removed (hindsight)", difference - difference.mean()),
+        (
+            "... per GPU type removed",
+            difference - difference.groupby(both["gpu"]).transform("mean"),
+        ),
+        ("... per series removed", difference - difference.groupby(series).transform("mean")),
+        ("... per GPU type and per series removed (least squares)", difference - fitted),
+    ]
+    if answer is not None:
+        # The answer's log error per cell (mean over hosts), at the cells of both campaigns.
+        keyed = answer.assign(
+            gpu=catalogue_names(answer["gpu"], hardware),
+            log_error=np.log(answer["predicted"] / answer["measured"]),
+        )
+        per_cell = keyed.groupby(CELL)["log_error"].mean()
+        at = both.set_index(CELL).index
+        found.append(("the answer, GPU type not measured (leave one out)", per_cell.reindex(at)))
+    gpus, networks = both["gpu"].nunique(), both["network"].nunique()
+    return pd.DataFrame(
+        [
+            {
+                "what": what,
+                "cells": len(both),
+                "GPU types": gpus,
+                "networks": networks,
+                "MAPE %": mape(np.asarray(errors, float)),
+            }
+            for what, errors in found
+        ]
+    )
 
 
 def summarise(found: pd.DataFrame) -> pd.DataFrame:
@@ -445,6 +553,19 @@ def main(argv: list[str] | None = None) -> int:
         help="only where the answer's Lambda MAPE comes from: per network, GPU type held out "
         "and worker count, and what corrections in hindsight would leave",
     )
+    parser.add_argument(
+        "--campaign",
+        type=Path,
+        help="only how far another measurement campaign of Lambda's table (an external-timings "
+        "file) lies from it at the cells both measured, against the answer there",
+    )
+    parser.add_argument(
+        "--from-few",
+        type=int,
+        metavar="N",
+        help="only Lambda's table with each GPU type asked from N of its others drawn at random "
+        "(a study that measured few GPU types)",
+    )
     add_timings_argument(
         parser,
         "judge instead on these external-timings files with gpu and precision columns "
@@ -456,8 +577,10 @@ def main(argv: list[str] | None = None) -> int:
         help="with --timings: a catalogue file of your own GPU types (docs/hardware.md)",
     )
     args = parser.parse_args(argv)
-    if args.hardware and not args.timings:
-        parser.error("--hardware names GPU types of --timings files; give those files too")
+    if args.hardware and not (args.timings or args.campaign):
+        parser.error(
+            "--hardware names GPU types of --timings or --campaign files; give those files too"
+        )
     if args.timings:
         # prior_hw's slopes learned on Lambda's table without the GPU types asked, where
         # ../shared is present (else the shipped ones, which saw every GPU type of Lambda's).
@@ -485,6 +608,23 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.shared.exists():
         print(f"{args.shared} is not present; nothing to measure", file=sys.stderr)
+        return 0
+    if args.from_few:
+        lambda_table = lambda_points(args.shared)
+        cut = functools.partial(from_few, count=args.from_few)
+        found = run(lambda_table, cut, prior_from=lambda_table, skip_unfitted=True)
+        print(markdown({f"Lambda, each GPU type from {args.from_few} others": summarise(found)}))
+        print(
+            f"\n{found.attrs['skipped']} GPU types of a series not asked: no model could be fitted"
+        )
+        return 0
+    if args.campaign:
+        lambda_table = lambda_points(args.shared)
+        found = run(lambda_table, prior_from=lambda_table)
+        answer = found[found["model"] == "answer (weighted)"]
+        other = campaign_points(args.campaign)
+        table = campaigns(lambda_table, other, answer, args.hardware)
+        print(table.to_markdown(index=False, floatfmt=".1f"))
         return 0
     if args.breakdown:
         lambda_table = lambda_points(args.shared)

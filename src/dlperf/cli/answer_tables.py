@@ -50,6 +50,8 @@ LEGEND = {
     "extrapolated",
     "beyond_backtest": "the GPU lies farther beyond those measured than any GPU type the backtest "
     "held out: each form of model weighs alike and the interval is widened",
+    "held_to_envelope": "a model asked for more than physics allows (slower or faster than every "
+    "GPU type measured at the configuration, scaled by the datasheet figures) was held to it",
 }
 
 

@@ -178,7 +178,8 @@ def _predicted_columns(table, epochs: float) -> list[str]:
     """What `predict` prints as text: the configuration, then the answer (the total only when
     more than one epoch is asked)."""
     answer = ["epoch_time_s", "samples_per_s", *(["total_time_s"] if epochs != 1 else [])]
-    extra = [c for c in ("ratio", "reach", "beyond_backtest", "models") if c in table]
+    extra = ("ratio", "reach", "beyond_backtest", "held_to_envelope", "models")
+    extra = [c for c in extra if c in table]
     return [*PREDICT_ROWS, *answer, *extra]
 
 
@@ -279,6 +280,7 @@ def _predict_on_gpu(args: argparse.Namespace, artifact: dict, network: str, rows
         total_time_s=found.predicted * args.epochs,
         reach=found.reach,
         beyond_backtest=found.beyond_backtest,
+        held_to_envelope=found.held_to_envelope,
     )
     measured = "measured" if found.measured.all() else "not measured"
     reach = float(found.reach.max())

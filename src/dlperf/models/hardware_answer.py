@@ -16,7 +16,9 @@ grows with the doublings D of reach beyond the backtested, sqrt(q^2 + (s log2(1 
 the worker-count answer's s. Which combination and interval hold on GPU types left out is
 measured by ``benchmarks/hardware_backtest.py`` (docs/hardware.md). Fewer than three GPU types
 leave no backtest that fits: the answer is then the geometric mean with each form alike, with
-no interval, and says so.
+no interval, and says so. Every model's prediction, in the backtest as in the answer, and the
+interval are held to what physics allows from the GPU types measured
+(:mod:`dlperf.models.hardware_envelope`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from dlperf.hardware import gpu_names, load
 from . import model_from_dict
 from .answer import RULES, growth, half_width, prior_per_doubling
 from .base import TARGET, InsufficientData, PerformanceModel, capabilities_of, clone
+from .hardware_envelope import envelope, envelope_points
 from .hardware_features import gpu_types, hardware_frame, leave_one_gpu_out
 from .series import base_networks
 
@@ -62,20 +65,28 @@ class HardwareAnswer:
     method: str
     # Rows beyond the backtested reach, answered with each form alike (module docstring).
     beyond_backtest: np.ndarray
+    # Rows where a model's prediction lay outside what physics allows and was held to it
+    # (:mod:`dlperf.models.hardware_envelope`).
+    held_to_envelope: np.ndarray
 
 
-def backtest_log_errors(models: list[PerformanceModel], frame: pd.DataFrame) -> pd.DataFrame:
+def backtest_log_errors(
+    models: list[PerformanceModel], frame: pd.DataFrame, hardware: str | None = None
+) -> pd.DataFrame:
     """log(predicted / measured) of every model at every row, each GPU type predicted by a fit
-    on the others; a model that cannot be fitted on a fold leaves NaN there."""
+    on the others and held to the envelope the others allow, as the answer holds it (figures
+    from the catalogue with ``hardware``, a user's file); a model that cannot be fitted on a
+    fold leaves NaN there."""
     measured = frame[TARGET].to_numpy(float)
     errors = pd.DataFrame(np.nan, index=range(len(frame)), columns=[m.name for m in models])
     for train, test in leave_one_gpu_out(frame):
+        low, high = envelope(envelope_points(frame.iloc[train]), frame.iloc[test], hardware)
         for model in models:
             try:
                 fitted = clone(model).fit(frame.iloc[train])
             except InsufficientData:
                 continue
-            predicted = fitted.predict(frame.iloc[test])
+            predicted = np.clip(fitted.predict(frame.iloc[test]), low, high)
             errors.loc[test, model.name] = np.log(predicted / measured[test])
     return errors
 
@@ -160,8 +171,11 @@ class Backtest:
     errors: pd.DataFrame | None
 
 
-def backtest(models: list[PerformanceModel], frame: pd.DataFrame) -> Backtest:
-    """Fit ``models`` (each declared across hardware) on ``frame`` and backtest them."""
+def backtest(
+    models: list[PerformanceModel], frame: pd.DataFrame, hardware: str | None = None
+) -> Backtest:
+    """Fit ``models`` (each declared across hardware) on ``frame`` and backtest them, the GPU
+    types' figures from the catalogue with ``hardware`` (a user's file), as the models read."""
     for model in models:
         if not capabilities_of(model).across_hardware:
             raise UsageError(f"{model.name} does not predict across hardware; leave it out")
@@ -174,7 +188,7 @@ def backtest(models: list[PerformanceModel], frame: pd.DataFrame) -> Backtest:
     if not fitted:
         raise InsufficientData("no model across hardware could be fitted on these timings")
     usable = [m for m in models if m.name in fitted]
-    errors = backtest_log_errors(usable, frame) if len(gpu_types(frame)) >= 3 else None
+    errors = backtest_log_errors(usable, frame, hardware) if len(gpu_types(frame)) >= 3 else None
     return Backtest(frame, fitted, errors)
 
 
@@ -223,6 +237,7 @@ def summary(
         "method": method,
         "gpus": sorted({catalogue.match(g).name for g in tested.frame["gpu"].unique()}),
         "hardware_range": hardware_range(tested.frame, hardware),
+        "envelope": envelope_points(tested.frame),
     }
 
 
@@ -265,7 +280,10 @@ def answer_at(block: dict, rows: pd.DataFrame, hardware: str | None = None) -> H
     beyond = (
         np.ones(len(rows), bool) if tested_reach is None else reached > tested_reach * (1 + 1e-9)
     )
-    log_times = {n: np.log(model.predict(rows)) for n, model in models.items()}
+    low, high = envelope(block["envelope"], rows, hardware)
+    unbounded = {n: model.predict(rows) for n, model in models.items()}
+    held = np.any([(t < low) | (t > high) for t in unbounded.values()], axis=0)
+    log_times = {n: np.log(np.clip(t, low, high)) for n, t in unbounded.items()}
     log_prediction = np.where(
         beyond,
         sum(w * log_times[n] for n, w in alike.items()),
@@ -281,9 +299,11 @@ def answer_at(block: dict, rows: pd.DataFrame, hardware: str | None = None) -> H
         down, up = np.log(factors).T
         doublings = np.log2(np.maximum(reached / tested_reach, 1.0))
         grown = prior_per_doubling(RULES, block["level"]) * growth(doublings, 1.0, RULES.width)
-        lo = predicted * np.exp(-half_width(-down, grown, RULES.width))
-        hi = predicted * np.exp(half_width(up, grown, RULES.width))
-    return HardwareAnswer(predicted, lo, hi, weights, measured, reached, block["method"], beyond)
+        lo = np.maximum(predicted * np.exp(-half_width(-down, grown, RULES.width)), low)
+        hi = np.minimum(predicted * np.exp(half_width(up, grown, RULES.width)), high)
+    return HardwareAnswer(
+        predicted, lo, hi, weights, measured, reached, block["method"], beyond, held
+    )
 
 
 def answer_from(
@@ -307,7 +327,7 @@ def answer(
     hardware: str | None = None,
 ) -> HardwareAnswer:
     """Fit and backtest ``models`` on the measured ``frame``; answer at ``rows``."""
-    return answer_from(backtest(models, frame), rows, level, combine, hardware)
+    return answer_from(backtest(models, frame, hardware), rows, level, combine, hardware)
 
 
 def fit_across_hardware(points: pd.DataFrame, hardware: str | None = None) -> dict:
@@ -328,7 +348,7 @@ def fit_across_hardware(points: pd.DataFrame, hardware: str | None = None) -> di
         series = series.reset_index(drop=True)
         try:
             tested = backtest(
-                [make_model(m, {"hardware": hardware}) for m in ANSWER_MODELS], series
+                [make_model(m, {"hardware": hardware}) for m in ANSWER_MODELS], series, hardware
             )
             block = summary(tested, hardware=hardware)
             lattuada = make_model("lattuada_hw", {"hardware": hardware}).fit(series)

@@ -209,3 +209,61 @@ def test_each_variant_is_counted_per_table_against_the_shipped_answer():
     table = backtest.against_shipped(per_table).set_index("model")
     assert table.loc["powerlaw_hw", "tables MAPE lower / higher"] == "1 / 1 of 2"
     assert table.loc["powerlaw_hw", "tables score lower / higher"] == "1 / 0 of 1"
+
+
+def test_two_campaigns_are_compared_at_the_cells_both_measured(tmp_path):
+    # The other campaign 10 % slower on the A10, alike on the V100 (spelled two ways), and one
+    # cell only it measured: 5 % apart, nothing once each GPU type's shift is removed.
+    def campaign(gpus, times):
+        return pd.DataFrame(
+            {
+                "network": ["a", "b", "a", "b"][: len(gpus)],
+                "gpu": gpus,
+                "precision": "fp32",
+                "nodes": 1,
+                "procs": 1,
+                "batch_size": 32,
+                "data_size": 3200,
+                "epoch_time_s": times,
+            }
+        )
+
+    reference = campaign(["A10", "A10", "V100 16GB", "V100 16GB"], [1.0, 2.0, 3.0, 4.0])
+    other = pd.concat(
+        [
+            campaign(["A10", "A10", "Tesla V100-SXM2-16GB", "V100-SXM2-16GB"], [1.1, 2.2, 3, 4]),
+            campaign(["H100-SXM5-80GB"], [0.5]),
+        ]
+    )
+    answer = reference.assign(measured=reference["epoch_time_s"])
+    answer = answer.assign(predicted=answer["measured"] * 1.2)
+    table = backtest.campaigns(reference, other, answer).set_index("what")
+    assert (table["cells"] == 4).all() and (table["GPU types"] == 2).all()
+    assert table.loc["the other campaign's time as the prediction", "MAPE %"] == pytest.approx(5.0)
+    assert table.loc["... per GPU type removed", "MAPE %"] == pytest.approx(0.0, abs=1e-9)
+    assert table.loc["... per series removed", "MAPE %"] > 1.0
+    assert table.loc["the answer, GPU type not measured (leave one out)", "MAPE %"] == (
+        pytest.approx(20.0)
+    )
+    with pytest.raises(SystemExit, match="share no cell"):
+        backtest.campaigns(reference, other[other["gpu"] == "H100-SXM5-80GB"])
+    # A campaign file is read as external timings; only its PyTorch rows are Lambda's.
+    other.assign(framework="pytorch").to_csv(tmp_path / "old.csv", index=False)
+    read = backtest.campaign_points(tmp_path / "old.csv")
+    assert len(read) == 5 and set(read["network"]) == {"a", "b"}
+    other.assign(framework="tensorflow").to_csv(tmp_path / "tf.csv", index=False)
+    with pytest.raises(SystemExit, match="no pytorch rows"):
+        backtest.campaign_points(tmp_path / "tf.csv")
+
+
+def test_each_gpu_type_is_asked_from_a_few_others_drawn_at_random():
+    table = backtest.synthetic_table()
+    series = table[(table["network"] == "net0") & (table["precision"] == "fp32")]
+    gpus = sorted(series["gpu"].unique())
+    cuts = list(backtest.from_few(series, 3))
+    assert [set(test["gpu"]) for _, test in cuts] == [{g} for g in gpus]
+    for train, test in cuts:
+        assert train["gpu"].nunique() == 3 and test["gpu"].iloc[0] not in set(train["gpu"])
+    again = [set(train["gpu"]) for train, _ in backtest.from_few(series, 3)]
+    assert again == [set(train["gpu"]) for train, _ in cuts]  # one draw per seed
+    assert not list(backtest.from_few(series, len(gpus)))

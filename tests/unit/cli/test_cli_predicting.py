@@ -514,6 +514,7 @@ def test_predict_asks_for_a_gpu_never_measured(tmp_path, capsys):
     # 3.2x beyond in tensor rate: within the backtest's reach (the A10's link, 4.7x below the
     # others'); a B200 (7.2x) lies beyond it, answered by each form alike, its interval wider.
     assert row["beyond_backtest"] is False
+    assert isinstance(row["held_to_envelope"], bool)
     assert main(ask[:-5] + ["--gpu", "B200", "--precision", "amp_fp16", "--json"]) == 0
     far = json.loads(capsys.readouterr().out)["predictions"][0]
     assert far["beyond_backtest"] is True

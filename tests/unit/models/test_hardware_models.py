@@ -25,6 +25,7 @@ from dlperf.models.hardware_answer import (
     interval_factors,
     summary,
 )
+from dlperf.models.hardware_envelope import envelope
 
 GPUS = ["V100-SXM2-16GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "RTX 4090", "A10"]
 
@@ -198,7 +199,11 @@ def test_beyond_the_backtested_reach_each_form_weighs_alike_and_the_interval_wid
     asked = pd.concat([within, far], ignore_index=True)
     found = answer_at(block, asked)
     assert found.beyond_backtest.tolist() == [False, False, True, True, True, True]
-    logs = {n: np.log(m.predict(asked)) for n, m in tested.fitted.items()}
+    # Each model held to what physics allows: powerlaw_hw, four slopes from four GPU types,
+    # would ask the B200 to be 65 times slower than the A100 and the T4 45 times faster.
+    low, high = envelope(block["envelope"], asked)
+    assert found.held_to_envelope.tolist() == [False, False, True, True, True, True]
+    logs = {n: np.log(np.clip(m.predict(asked), low, high)) for n, m in tested.fitted.items()}
     backtested = sum(w * logs[n] for n, w in block["weights"].items())
     alike = sum(w * logs[n] for n, w in beyond["weights"].items())
     np.testing.assert_allclose(np.log(found.predicted[:2]), backtested[:2], rtol=1e-12)
