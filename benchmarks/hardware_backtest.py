@@ -16,10 +16,15 @@ fit time: the five models fitted and backtested on a synthetic table of 12 GPU t
 networks x 2 precisions x 4 worker counts. ``--timings FILE ...`` judges a user's own
 external-timings files with gpu and precision columns instead: each leave one GPU type out and
 the fastest GPU type asked from the others; ``--hardware FILE`` adds GPU types of a user's
-catalogue file (docs/hardware.md) for them.
+catalogue file (docs/hardware.md) for them. ``--from-few N`` asks each GPU type of Lambda's
+table from N of its others drawn at random (a study that measured few GPU types);
+``--campaign FILE`` compares another measurement campaign of Lambda's table with it at the
+cells both measured, beside the answer's error there.
 
     .venv/bin/python benchmarks/hardware_backtest.py --write docs/hardware.md
     .venv/bin/python benchmarks/hardware_backtest.py --timings mine/*.csv [--hardware my-gpus.yaml]
+    .venv/bin/python benchmarks/hardware_backtest.py --from-few 3
+    .venv/bin/python benchmarks/hardware_backtest.py --campaign older.csv [--hardware extra.yaml]
 """
 
 from __future__ import annotations
