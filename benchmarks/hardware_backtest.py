@@ -277,6 +277,11 @@ def run(
     return result
 
 
+def mape(log_errors) -> float:
+    """MAPE % of predictions whose log errors (log predicted / measured) are given."""
+    return float(np.abs(np.expm1(log_errors)).mean() * 100)
+
+
 def breakdown(found: pd.DataFrame, model: str = "answer (weighted)") -> pd.DataFrame:
     """Where ``model``'s MAPE comes from: per network, without each network, per GPU type held
     out, per worker count, and with the mean log error of each group removed in hindsight (what
@@ -284,9 +289,6 @@ def breakdown(found: pd.DataFrame, model: str = "answer (weighted)") -> pd.DataF
     recover), or with each held-out GPU type's own scaling over workers known."""
     rows = found[found["model"] == model]
     log_error = np.log(rows["predicted"] / rows["measured"])
-
-    def mape(errors) -> float:
-        return float(np.abs(np.expm1(errors)).mean() * 100)
 
     out = [{"what": "all points", "points": len(rows), "MAPE %": mape(log_error)}]
     for network in sorted(rows["network"].unique()):
@@ -402,9 +404,6 @@ def campaigns(
             "the two tables share no cell (network, GPU type, precision, workers, batch)"
         )
     difference = both["other"] - both["ref"]
-
-    def mape(log_error) -> float:
-        return float(np.abs(np.expm1(log_error)).mean() * 100)
 
     series = both["network"] + " | " + both["precision"]
     effects = pd.get_dummies(pd.DataFrame({"gpu": both["gpu"], "series": series}), dtype=float)
