@@ -18,7 +18,7 @@
 # that GPU and precision (ratio and model FLOPs utilisation), the fits.
 #
 #   scripts/gpu-check.sh [--out DIR] [--iterations N]   # on the GPU machine (about 5-10 min)
-#       [--compile] [--cuda-graphs] [--input host]       # torch.compile, CUDA graphs, host-fed
+#       [--compile [--cuda-graphs]] [--input host]     # torch.compile, CUDA graphs, host-fed
 #   scripts/gpu-check.sh --dry-run                       # the same path on a CPU (small networks,
 #                                                        # bf16, 1 and 2 workers, no NVML)
 #   scripts/gpu-check.sh --workflow [--wheels DIR]       # the real Snakemake workflow, device cuda

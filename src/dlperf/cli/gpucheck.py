@@ -279,6 +279,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--input", choices=INPUTS, default="device", help="where batches live")
     args = parser.parse_args(argv)
+    if args.cuda_graphs and not args.compile:
+        # CUDA graphs come through torch.compile(mode="reduce-overhead"): refused before any run.
+        print(
+            "gpu-check: error: --cuda-graphs runs through torch.compile; add --compile",
+            file=sys.stderr,
+        )
+        return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     gpus = 0

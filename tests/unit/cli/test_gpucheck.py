@@ -7,7 +7,7 @@ import sys
 
 import pandas as pd
 
-from dlperf.cli.gpucheck import plan, reference_lines
+from dlperf.cli.gpucheck import main, plan, reference_lines
 
 
 def test_the_gpu_plan_is_imagenet_resnet50_and_bert_base_in_tf32_and_amp():
@@ -44,6 +44,15 @@ def test_the_check_imports_none_of_the_workflows_packages():
 def test_options_reach_every_run_of_the_plan():
     runs = plan(False, 1, 20, {"compile": True, "cuda_graphs": True, "input": "host"})
     assert {(r.compile, r.cuda_graphs, r.input) for r in runs} == {(True, True, "host")}
+
+
+def test_cuda_graphs_without_compile_is_one_line_before_anything_runs(tmp_path, capsys):
+    # Found on an H200: it was a ConfigError traceback from inside the plan.
+    assert main(["--cuda-graphs", "--dry-run", "--out", str(tmp_path / "check")]) == 2
+    assert capsys.readouterr().err == (
+        "gpu-check: error: --cuda-graphs runs through torch.compile; add --compile\n"
+    )
+    assert not (tmp_path / "check").exists()
 
 
 def test_the_fastest_single_gpu_rate_stands_beside_the_references():
