@@ -63,6 +63,7 @@ def test_the_breakdown_finds_an_error_carried_by_one_gpu_type():
             "model": "answer (weighted)",
             "gpu": ["A10", "A10", "V100", "V100"],
             "procs": 1,
+            "batch_size": 32,
             "network": ["a", "b", "a", "b"],
             "precision": "fp32",
             "measured": 1.0,
@@ -86,6 +87,7 @@ def test_the_breakdown_separates_a_gpu_types_scaling_from_its_level():
             "model": "answer (weighted)",
             "gpu": "A10",
             "procs": [1, 1, 8],
+            "batch_size": 32,
             "network": "a",
             "precision": "fp32",
             "measured": 1.0,
@@ -100,6 +102,30 @@ def test_the_breakdown_separates_a_gpu_types_scaling_from_its_level():
         "count (hindsight)"
     ]
     assert known == pytest.approx(10.0)
+
+
+def test_no_answer_goes_below_the_hosts_own_disagreement():
+    # Two hosts measured one configuration at 1.0 and 1.5, a third configuration once: the best
+    # single number for the pair is 1.0 (|1/1.5 - 1| = 1/3 on one point), over three points.
+    found = pd.DataFrame(
+        {
+            "model": "answer (weighted)",
+            "gpu": "A10",
+            "procs": [1, 1, 2],
+            "batch_size": 32,
+            "network": "a",
+            "precision": "fp32",
+            "measured": [1.0, 1.5, 2.0],
+            "predicted": [1.2, 1.2, 2.0],
+        }
+    )
+    table = backtest.breakdown(found).set_index("what")["MAPE %"]
+    floor = table[
+        "one number per configuration, best in hindsight: the hosts' own disagreement, "
+        "which no answer goes below"
+    ]
+    assert floor == pytest.approx(100 / 9)
+    assert floor < table["all points"]
 
 
 def test_weights_in_hindsight_per_network_recover_what_one_set_cannot():
@@ -117,6 +143,7 @@ def test_weights_in_hindsight_per_network_recover_what_one_set_cannot():
                 "model": model,
                 "gpu": "A10",
                 "procs": 1,
+                "batch_size": 32,
                 "network": ["a", "b"],
                 "precision": "fp32",
                 "measured": 1.0,
