@@ -79,21 +79,26 @@ def test_the_breakdown_finds_an_error_carried_by_one_gpu_type():
     assert table["mean log error per network x precision removed (hindsight)"] > 1.0
 
 
-def test_the_breakdown_separates_a_gpu_types_scaling_from_its_level():
-    # A10 held out: predicted 10 % slow at one worker (its level) and, as it scales worse than
-    # predicted, 0.8 of that at eight (12 % fast). Known scaling leaves the level's 10 %.
-    found = pd.DataFrame(
+def answer_on_one_series(procs, measured, predicted) -> pd.DataFrame:
+    """The answer's held-out rows for network a in fp32 on an A10 at batch 32."""
+    return pd.DataFrame(
         {
             "model": "answer (weighted)",
             "gpu": "A10",
-            "procs": [1, 1, 8],
+            "procs": procs,
             "batch_size": 32,
             "network": "a",
             "precision": "fp32",
-            "measured": 1.0,
-            "predicted": [1.1, 1.1, 1.1 * 0.8],
+            "measured": measured,
+            "predicted": predicted,
         }
     )
+
+
+def test_the_breakdown_separates_a_gpu_types_scaling_from_its_level():
+    # A10 held out: predicted 10 % slow at one worker (its level) and, as it scales worse than
+    # predicted, 0.8 of that at eight (12 % fast). Known scaling leaves the level's 10 %.
+    found = answer_on_one_series(procs=[1, 1, 8], measured=1.0, predicted=[1.1, 1.1, 0.88])
     table = backtest.breakdown(found).set_index("what")["MAPE %"]
     assert table["at 1 worker"] == pytest.approx(10.0)
     assert table["at 8 workers"] == pytest.approx(12.0)
@@ -107,18 +112,7 @@ def test_the_breakdown_separates_a_gpu_types_scaling_from_its_level():
 def test_no_answer_goes_below_the_hosts_own_disagreement():
     # Two hosts measured one configuration at 1.0 and 1.5, a third configuration once: the best
     # single number for the pair is 1.0 (|1/1.5 - 1| = 1/3 on one point), over three points.
-    found = pd.DataFrame(
-        {
-            "model": "answer (weighted)",
-            "gpu": "A10",
-            "procs": [1, 1, 2],
-            "batch_size": 32,
-            "network": "a",
-            "precision": "fp32",
-            "measured": [1.0, 1.5, 2.0],
-            "predicted": [1.2, 1.2, 2.0],
-        }
-    )
+    found = answer_on_one_series(procs=[1, 1, 2], measured=[1.0, 1.5, 2.0], predicted=1.2)
     table = backtest.breakdown(found).set_index("what")["MAPE %"]
     floor = table[
         "one number per configuration, best in hindsight: the hosts' own disagreement, "
