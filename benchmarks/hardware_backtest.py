@@ -66,6 +66,8 @@ LEVEL = 0.9
 # older ones measured, the question a team that plans an upgrade asks.
 NEWER = ("RTX 4090", "RTX 6000 Ada", "H100 80GB PCIe Gen5", "H100 80GB SXM5")
 ITERATIONS = 100  # iterations per epoch the points are given (throughput -> epoch time)
+# One measured configuration: the key of the hosts' floor and of the campaign comparison.
+CELL = ["network", "gpu", "precision", "procs", "batch_size"]
 
 
 def points(raw: pd.DataFrame) -> pd.DataFrame:
@@ -382,9 +384,6 @@ def hindsight_weighting(found: pd.DataFrame, keys: list[str], step: float = 0.1)
     groups = first.groupby(keys, sort=False).ngroup().to_numpy() if keys else np.zeros(len(first))
     total = sum(errors[groups == g].sum(axis=0).min() for g in np.unique(groups))
     return float(total / len(first) * 100)
-
-
-CELL = ["network", "gpu", "precision", "procs", "batch_size"]
 
 
 def campaign_points(path: Path) -> pd.DataFrame:
