@@ -1,12 +1,15 @@
 """Does the answer hold on a GPU type never measured? (docs/hardware.md)
 
-On Lambda's PyTorch table (12 GPU types, 10 networks, FP32 and mixed precision, 1-8 GPUs) and
-CSC's (V100, A100, MI250X GCDs, one ResNet-50 / language-model benchmark per row group), each
+On Lambda's PyTorch table (12 GPU types, 10 networks, FP32 and mixed precision, 1-8 GPUs),
+CSC's (V100, A100, MI250X GCDs, one ResNet-50 / language-model benchmark per row group) and
+MXNet's performance FAQ (K80, M40, M60, P100, V100; three convolutional networks in FP32 on one
+GPU at several batch sizes; never used to choose a model or rule), each
 series (a network at a precision) is cut by GPU type: every GPU type in turn is held out, the
 models across hardware are fitted and backtested on the other types
 (:func:`dlperf.models.hardware_answer.backtest`) and asked for every configuration of the one
 held out; on Lambda's also forward in time, the GPU types of 2022-2023 (Ada, Hopper) asked
-from the older ones alone. For the answer (each combination) and each model alone: MAPE,
+from the older ones alone, and on MXNet's the V100 asked from the four older generations.
+For the answer (each combination) and each model alone: MAPE,
 coverage of the 90 % interval, its median width (hi - lo over the prediction) and the mean
 interval score (Gneiting and Raftery 2007, relative to the measured time: width + 2/alpha x
 the miss).
@@ -68,6 +71,13 @@ NEWER = ("RTX 4090", "RTX 6000 Ada", "H100 80GB PCIe Gen5", "H100 80GB SXM5")
 ITERATIONS = 100  # iterations per epoch the points are given (throughput -> epoch time)
 # One measured configuration: the key of the hosts' floor and of the campaign comparison.
 CELL = ["network", "gpu", "precision", "procs", "batch_size"]
+# The columns of the published tables in ../shared/data (Lambda's, MXNet's) as points' names.
+PUBLISHED_COLUMNS = {
+    "model": "network",
+    "gpu_type": "gpu",
+    "num_nodes": "nodes",
+    "num_gpus": "procs",
+}
 
 
 def points(raw: pd.DataFrame) -> pd.DataFrame:
@@ -96,15 +106,7 @@ def lambda_points(shared: Path = SHARED) -> pd.DataFrame:
     raw["series"] = series_names(raw, ["model", "gpu_type", "precision"])
     raw = raw[plausible_series(raw)]
     return points(
-        raw.rename(
-            columns={
-                "model": "network",
-                "gpu_type": "gpu",
-                "num_nodes": "nodes",
-                "num_gpus": "procs",
-                "batch_size_per_gpu_derived": "batch_size",
-            }
-        )
+        raw.rename(columns=PUBLISHED_COLUMNS | {"batch_size_per_gpu_derived": "batch_size"})
     )
 
 
@@ -122,6 +124,13 @@ def csc_points(shared: Path = SHARED) -> pd.DataFrame:
             }
         )
     )
+
+
+def mxnet_points(shared: Path = SHARED) -> pd.DataFrame:
+    raw = pd.read_csv(shared / "mxnet_perf_faq_single_gpu_batch_sweep.csv", comment="#")
+    # Two campaigns (cuDNN 5.1 and 7.0.5) both measured the K80: its hosts, as Lambda's.
+    raw = raw[raw["throughput"] > 0]
+    return points(raw.rename(columns=PUBLISHED_COLUMNS | {"batch_size_per_gpu": "batch_size"}))
 
 
 def timings_points(path: Path) -> pd.DataFrame:
@@ -666,6 +675,15 @@ def main(argv: list[str] | None = None) -> int:
         ),
         "CSC, leave one GPU type out (V100, A100, MI250X GCD)": summarise(
             run(csc_points(args.shared), prior_from=lambda_table)
+        ),
+    }
+    mxnet_table = mxnet_points(args.shared)
+    summaries |= {
+        "MXNet's FAQ, leave one GPU type out (K80, M40, M60, P100, V100)": summarise(
+            run(mxnet_table, prior_from=lambda_table)
+        ),
+        "MXNet's FAQ, the V100 asked from the K80, M40, M60 and P100": summarise(
+            run(mxnet_table, fastest, prior_from=lambda_table)
         ),
     }
     text = markdown(summaries)

@@ -5,8 +5,10 @@ Names are matched on their words, not their spelling: lower case, vendor and bra
 ("NVIDIA", "Tesla", "GeForce", "AMD", "Instinct") dropped, "80 GB" read as "80gb", and split at
 spaces, dashes, underscores and brackets. A name whose words are exactly an entry's name or one of
 its aliases is that entry; otherwise the entry whose name or alias has the most words, all of them
-in the given name, is it ("H100 80GB PCIe Gen5" is the H100-PCIe-80GB); a tie between entries or
-no entry at all is a one-line error naming the nearest known GPUs and how to add one.
+in the given name, is it ("H100 80GB PCIe Gen5" is the H100-PCIe-80GB), unless a word it adds names
+another card: a variant ("RTX 3090 Ti", "RTX 4090 Laptop GPU", a MIG slice) or another memory
+size ("P100 12GB" is not the 16 GB part, whose bandwidth differs). A tie between entries, or no
+entry at all, is a one-line error naming the nearest known GPUs and how to add one.
 """
 
 from __future__ import annotations
@@ -27,6 +29,12 @@ PRECISION_RATES = ("fp32", "tf32", "fp16", "bf16")
 FIGURE_GROUPS = ("peak_tflops", "memory", "link")
 # Words that name a vendor or brand, never a GPU: dropped before matching.
 FILLER = frozenset({"nvidia", "tesla", "geforce", "amd", "instinct", "radeon"})
+# Words that, added to a card's name, name another card (fewer units, other clocks, a slice of
+# the GPU): a name carrying one is never read as the entry without it.
+VARIANTS = frozenset(
+    {"ti", "super", "d", "s", "xt", "xtx", "nvl", "laptop", "mobile", "max", "q", "maxq", "mig"}
+)
+MEMORY_WORD = re.compile(r"(\d+)gb")
 HOW_TO_ADD = (
     "add it in a YAML file of the catalogue's form (--hardware FILE or config key hardware; "
     "docs/hardware.md)"
@@ -86,7 +94,7 @@ class Catalogue:
             return self.gpus[exact.pop()]
         best, found = 0, set()
         for key, gpu in self._keys:
-            if key and key <= asked and len(key) >= best:
+            if key and key <= asked and len(key) >= best and self._same_card(asked - key, gpu):
                 found = (found if len(key) == best else set()) | {gpu}
                 best = len(key)
         if len(found) == 1:
@@ -98,16 +106,25 @@ class Catalogue:
             f"name one of them or {HOW_TO_ADD}"
         )
 
+    def _same_card(self, added: frozenset[str], gpu: str) -> bool:
+        """Whether words ``added`` to a name of ``gpu`` still name that card (module docstring)."""
+        if added & VARIANTS:
+            return False
+        sizes = [float(m.group(1)) for w in added if (m := MEMORY_WORD.fullmatch(w))]
+        return all(round(size) == round(self.gpus[gpu].memory_gb) for size in sizes)
+
     def nearest(self, name: str, count: int = 3) -> list[str]:
-        """Known GPUs closest to ``name``: those sharing its words first, then by spelling."""
+        """Known GPUs closest to ``name``: those sharing the most of its words first, then the
+        closest in spelling."""
         asked = words(name)
-        sharing = sorted({gpu for key, gpu in self._keys if asked & key})
-        spelled = difflib.get_close_matches(
-            " ".join(sorted(asked)), [" ".join(sorted(k)) for k, _ in self._keys], n=count, cutoff=0
-        )
-        by_key = {" ".join(sorted(k)): gpu for k, gpu in self._keys}
-        ordered = [*sharing, *(by_key[s] for s in spelled)]
-        return list(dict.fromkeys(ordered))[:count]
+        spelled = " ".join(sorted(asked))
+
+        def closeness(key: frozenset[str]) -> tuple[int, float]:
+            ratio = difflib.SequenceMatcher(None, spelled, " ".join(sorted(key))).ratio()
+            return len(asked & key), ratio
+
+        ordered = sorted(self._keys, key=lambda entry: closeness(entry[0]), reverse=True)
+        return list(dict.fromkeys(gpu for _, gpu in ordered))[:count]
 
 
 def _figure(entry: dict, key: str, where: str) -> float:
@@ -193,7 +210,8 @@ def _parsed(text: str, where: str) -> tuple[dict[str, GPU], dict[str, dict]]:
 
 
 def load(user_file: str | Path | None = None) -> Catalogue:
-    """The shipped catalogue, with a user's file's GPUs added (a GPU of the same name replaced)."""
+    """The shipped catalogue, with a user's file's GPUs added (a GPU of the same name, in any
+    spelling of its words, replaced)."""
     gpus, sources = _shipped()
     gpus, sources = dict(gpus), dict(sources)
     if user_file is not None:
@@ -212,5 +230,8 @@ def load(user_file: str | Path | None = None) -> Catalogue:
             ) from None
         extra, extra_sources = _parsed(text, f"hardware file {path}")
         sources.update(extra_sources)
+        # A GPU named as a shipped one (same words, any spelling) replaces it, never doubles it.
+        replaced = {words(name) for name in extra}
+        gpus = {name: gpu for name, gpu in gpus.items() if words(name) not in replaced}
         gpus.update(extra)
     return Catalogue(gpus, sources)

@@ -53,6 +53,21 @@ def test_the_published_tables_become_points_of_every_gpu_type():
     assert lam["gpu"].nunique() == 12 and csc["gpu"].nunique() == 3
     assert set(lam["precision"]) == set(csc["precision"]) == {"fp32", "amp_fp16"}
     assert (lam["epoch_time_s"] > 0).all() and (csc["epoch_time_s"] > 0).all()
+    mxnet = backtest.mxnet_points(SHARED)
+    # Five generations, each from its own datasheet: the K80's two campaigns are one GPU type.
+    assert sorted(backtest.catalogue_names(mxnet["gpu"]).unique()) == [
+        "K80",
+        "M40",
+        "M60",
+        "P100-PCIe-16GB",
+        "V100-SXM2-16GB",
+    ]
+    assert set(mxnet["precision"]) == {"fp32"} and (mxnet["epoch_time_s"] > 0).all()
+    assert [
+        gpu
+        for _, test in backtest.fastest(mxnet[mxnet["network"] == "Resnet 50"])
+        for gpu in test["gpu"].unique()
+    ] == ["V100"]
 
 
 def test_the_breakdown_finds_an_error_carried_by_one_gpu_type():
