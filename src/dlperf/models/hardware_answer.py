@@ -3,20 +3,22 @@ leave-one-GPU-type-out backtest on the GPU types measured, the same way as for w
 
 Backtest: each measured GPU type is held out in turn, every model is fitted on the others and
 predicts it; a model's errors are the log ratios predicted/measured. The answer is the geometric
-mean of the models' predictions weighted by the inverse of their mean squared log error
-(``combine="weighted"``; ``"best"`` takes the model with the lowest, ``"equal"`` weighs all
-alike), and its interval spreads the answer by the split-conformal quantile of the combined
-backtest's absolute log errors (the ceil((n + 1) level)-th smallest of n), symmetric in log
-space. Where a GPU's figures lie beyond every question the backtest asked (its reach above the
-largest reach of a GPU type held out there), the backtest never scored that question: there each
-form of the time's dependence on the hardware (``Capabilities.hardware_form``: a roofline, whose
-gains beyond the measured rates saturate, and a power law, whose gains go on) weighs alike, as
-the answer for worker counts rests on no single untested form, and the interval's half-width
-grows with the doublings D of reach beyond the backtested, sqrt(q^2 + (s log2(1 + D))^2) with
-the worker-count answer's s. Which combination and interval hold on GPU types left out is
-measured by ``benchmarks/hardware_backtest.py`` (docs/hardware.md). Fewer than three GPU types
-leave no backtest that fits: the answer is then the geometric mean with each form alike, with
-no interval, and says so. Every model's prediction, in the backtest as in the answer, and the
+mean of the models' predictions weighted by the inverse of their mean squared log error, shrunk
+towards equal weights the more, the fewer GPU types the backtest held out (:func:`kept_share`;
+``combine="weighted"``; ``"unshrunk"`` keeps the inverse-error weights whole, ``"best"`` takes
+the model with the lowest, ``"equal"`` weighs all alike), and its interval spreads the answer by
+the split-conformal quantile of the combined backtest's absolute log errors (the ceil((n + 1)
+level)-th smallest of n), symmetric in log space. Where a GPU's figures lie beyond every
+question the backtest asked (its reach above the largest reach of a GPU type held out there),
+the backtest never scored that question: there each form of the time's dependence on the
+hardware (``Capabilities.hardware_form``: a roofline, whose gains beyond the measured rates
+saturate, and a power law, whose gains go on) weighs alike, as the answer for worker counts
+rests on no single untested form, and the interval's half-width grows with the doublings D of
+reach beyond the backtested, sqrt(q^2 + (s log2(1 + D))^2) with the worker-count answer's s.
+Which combination and interval hold on GPU types left out is measured by
+``benchmarks/hardware_backtest.py`` (docs/hardware.md). Fewer than three GPU types leave no
+backtest that fits: the answer is then the geometric mean with each form alike, with no
+interval, and says so. Every model's prediction, in the backtest as in the answer, and the
 interval are held to what physics allows from the GPU types measured
 (:mod:`dlperf.models.hardware_envelope`).
 """
@@ -40,7 +42,7 @@ from .hardware_envelope import envelope, envelope_points
 from .hardware_features import gpu_types, hardware_frame, leave_one_gpu_out
 from .series import base_networks
 
-COMBINATIONS = ("weighted", "best", "equal")
+COMBINATIONS = ("weighted", "unshrunk", "best", "equal")
 INTERVAL_SHAPES = ("symmetric", "asymmetric")
 # The models the answer combines, judged on GPU types left out of Lambda's, CSC's and 16 held-out
 # tables (docs/hardware.md): lattuada_hw's feature selection on a dozen GPU types costs more than
@@ -91,8 +93,9 @@ def backtest_log_errors(
     return errors
 
 
-def model_weights(errors: pd.DataFrame, combine: str) -> dict[str, float]:
-    """Each model's weight from its backtest errors (module docstring)."""
+def model_weights(errors: pd.DataFrame, combine: str, gpu_count: int) -> dict[str, float]:
+    """Each model's weight from its backtest errors over ``gpu_count`` GPU types held out
+    (module docstring)."""
     if combine not in COMBINATIONS:
         raise UsageError(f"unknown combination {combine!r}; choose from {', '.join(COMBINATIONS)}")
     scored = errors.dropna(axis=1, how="any")
@@ -103,7 +106,20 @@ def model_weights(errors: pd.DataFrame, combine: str) -> dict[str, float]:
     if combine == "best":
         return {str(msle.idxmin()): 1.0}
     inverse = 1.0 / np.maximum(msle, 1e-12)
-    return {str(name): float(w) for name, w in (inverse / inverse.sum()).items()}
+    weights = inverse / inverse.sum()
+    if combine == "weighted":
+        kept = kept_share(len(weights), gpu_count)
+        weights = kept * weights + (1.0 - kept) / len(weights)
+    return {str(name): float(w) for name, w in weights.items()}
+
+
+def kept_share(models: int, gpu_count: int) -> float:
+    """How much of the inverse-error weights the answer keeps, the rest spread equally, from
+    how many GPU types the backtest held out: 1 - M / (G - M), none where G <= 2M (Stock and
+    Watson's shrinkage of forecast-combination weights, their kappa = 1). Weights estimated
+    from a few GPU types chase their noise; each GPU type held out is one draw of each model's
+    error, the M models' weights M - 1 unknowns."""
+    return max(0.0, 1.0 - models / (gpu_count - models)) if gpu_count > 2 * models else 0.0
 
 
 def form_weights(models: dict[str, PerformanceModel]) -> dict[str, float]:
@@ -206,7 +222,11 @@ def summary(
     figures."""
     fitted, errors = tested.fitted, tested.errors
     alike = form_weights(fitted)
-    weights = model_weights(errors, combine) if errors is not None else alike
+    weights = (
+        model_weights(errors, combine, len(gpu_types(tested.frame)))
+        if errors is not None
+        else alike
+    )
     factors = alike_factors = tested_reach = None
     method = (
         "geometric mean of the models, each form alike; "

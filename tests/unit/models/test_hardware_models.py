@@ -23,6 +23,8 @@ from dlperf.models.hardware_answer import (
     conformal_radius,
     form_weights,
     interval_factors,
+    kept_share,
+    model_weights,
     summary,
 )
 from dlperf.models.hardware_envelope import envelope
@@ -123,6 +125,20 @@ def test_the_answer_says_measured_reach_and_its_interval():
     assert np.all(found.lo <= found.predicted) and np.all(found.predicted <= found.hi)
     assert sum(found.weights.values()) == pytest.approx(1.0)
     assert "leave-one-GPU-type-out" in found.method
+
+
+def test_the_weights_shrink_towards_equal_the_fewer_gpu_types_the_backtest_held_out():
+    # Mean squared log errors 0.01 and 0.09: inverse-error weights 0.9 and 0.1.
+    errors = pd.DataFrame({"near": [0.1, -0.1], "far": [0.3, -0.3]})
+    assert model_weights(errors, "unshrunk", 12) == pytest.approx({"near": 0.9, "far": 0.1})
+    # Two weights from four GPU types or fewer: nothing of the errors' ranking is kept.
+    assert kept_share(2, 4) == 0.0
+    assert model_weights(errors, "weighted", 4) == pytest.approx({"near": 0.5, "far": 0.5})
+    # From twelve, 1 - 2 / 10 of the inverse-error weights; with many, nearly all of them.
+    assert kept_share(2, 12) == pytest.approx(0.8)
+    assert model_weights(errors, "weighted", 12) == pytest.approx({"near": 0.82, "far": 0.18})
+    assert kept_share(3, 1000) > 0.99
+    assert model_weights(errors, "equal", 12) == model_weights(errors, "weighted", 3)
 
 
 def test_two_gpu_types_answer_without_an_interval():
