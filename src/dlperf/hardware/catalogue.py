@@ -1,14 +1,15 @@
 """The GPU catalogue: read the shipped ``catalogue.yaml`` (and a user's file of the same form),
 check it, and find a GPU by any name NVML or a published table gives it.
 
-Names are matched on their words, not their spelling: lower case, vendor and brand words
-("NVIDIA", "Tesla", "GeForce", "AMD", "Instinct") dropped, "80 GB" read as "80gb", and split at
-spaces, dashes, underscores and brackets. A name whose words are exactly an entry's name or one of
-its aliases is that entry; otherwise the entry whose name or alias has the most words, all of them
-in the given name, is it ("H100 80GB PCIe Gen5" is the H100-PCIe-80GB), unless a word it adds names
-another card: a variant ("RTX 3090 Ti", "RTX 4090 Laptop GPU", a MIG slice) or another memory
-size ("P100 12GB" is not the 16 GB part, whose bandwidth differs). A tie between entries, or no
-entry at all, is a one-line error naming the nearest known GPUs and how to add one.
+Names are matched on their words, not their spelling: lower case, vendor and brand words ("NVIDIA",
+"Tesla", "GeForce", "AMD", "Instinct") dropped, "80 GB" read as "80gb", apostrophes dropped, and
+split at spaces, dashes, underscores, brackets and other punctuation. A name whose words are
+exactly an entry's name or one of its aliases is that entry; otherwise the entry whose name or
+alias has the most words, all of them in the given name, is it ("H100 80GB PCIe Gen5" is the
+H100-PCIe-80GB), unless a word it adds names another card: a variant ("RTX 3090 Ti", "RTX 4090
+Laptop GPU", a MIG slice) or another memory size ("P100 12GB" is not the 16 GB part, whose
+bandwidth differs). A tie between entries, or no entry at all, is a one-line error naming the
+nearest known GPUs and how to add one.
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ class GPU:
 def words(name: str) -> frozenset[str]:
     """The words a name is matched on (module docstring)."""
     text = re.sub(r"(\d+)\s*gb\b", r"\1gb", str(name).lower())
+    # An apostrophe joins its word ("Lambda's" is one), never leaving an "s" read as a variant.
+    text = re.sub(r"['\u2019]", "", text)
     return frozenset(w for w in re.split(r"[^a-z0-9]+", text) if w and w not in FILLER)
 
 

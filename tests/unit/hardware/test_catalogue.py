@@ -146,6 +146,8 @@ def test_words_that_only_describe_the_card_still_find_it(catalogue):
     assert catalogue.match("H100 SXM5 80GB").name == "H100-SXM5-80GB"
     assert catalogue.match("V100-SXM3-32GB (DGX-2H)").name == "V100-SXM3-32GB"
     assert catalogue.match("P100 12GB").name == "P100-PCIe-12GB"
+    assert catalogue.match("NVIDIA A100 80GB PCIe (Lambda's cloud)").name == "A100-PCIe-80GB"
+    assert catalogue.match("L40S").name == "L40S"
 
 
 USER_FILE = """
