@@ -14,7 +14,9 @@ the backtest never scored that question: there each form of the time's dependenc
 hardware (``Capabilities.hardware_form``: a roofline, whose gains beyond the measured rates
 saturate, and a power law, whose gains go on) weighs alike, as the answer for worker counts
 rests on no single untested form, and the interval's half-width grows with the doublings D of
-reach beyond the backtested, sqrt(q^2 + (s log2(1 + D))^2) with the worker-count answer's s.
+reach beyond the backtested, sqrt(q^2 + (s log2(1 + D))^2) with the worker-count answer's s and
+q the wider of the two combinations' conformal quantiles (beyond the backtest nothing is known
+better than within it).
 Which combination and interval hold on GPU types left out is measured by
 ``benchmarks/hardware_backtest.py`` (docs/hardware.md). Fewer than three GPU types leave no
 backtest that fits: the answer is then the geometric mean with each form alike, with no
@@ -236,6 +238,11 @@ def summary(
         tested_reach = backtested_reach(tested.frame, hardware)
         factors = _factors(errors, weights, level, shape)
         alike_factors = _factors(errors, alike, level, shape)
+        if factors is not None and alike_factors is not None:
+            # Beyond what the backtest asked nothing is known better than within it: the wider
+            # of the two combinations' quantiles, before the widening with reach.
+            (alike_down, alike_up), (down, up) = alike_factors, factors
+            alike_factors = [min(alike_down, down), max(alike_up, up)]
         method = (
             f"{combine} geometric mean of the models, interval from a leave-one-GPU-type-out "
             f"backtest over {len(gpu_types(tested.frame))} GPU types "

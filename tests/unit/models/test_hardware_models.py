@@ -229,3 +229,8 @@ def test_beyond_the_backtested_reach_each_form_weighs_alike_and_the_interval_wid
     doublings = np.log2(found.reach[2:] / beyond["reach"])
     assert np.all(half[2:] > np.log(beyond["interval_factors"][1]))
     assert np.all(np.diff(half[2:][np.argsort(doublings)]) >= 0)
+    # Beyond the reach the interval starts no narrower than within it, whichever combination's
+    # backtest errors are the wider.
+    (down, up), (beyond_down, beyond_up) = block["interval_factors"], beyond["interval_factors"]
+    assert beyond_down <= down and beyond_up >= up
+    assert np.all(half[2:] >= half[:2].max())
