@@ -118,7 +118,7 @@ def model_weights(errors: pd.DataFrame, combine: str, gpu_count: int) -> dict[st
 def kept_share(models: int, gpu_count: int) -> float:
     """How much of the inverse-error weights the answer keeps, the rest spread equally, from
     how many GPU types the backtest held out: 1 - M / (G - M), none where G <= 2M (Stock and
-    Watson's shrinkage of forecast-combination weights, their kappa = 1). Weights estimated
+    Watson's shrinkage of forecast-combination weights, with kappa = 1). Weights estimated
     from a few GPU types chase their noise; each GPU type held out is one draw of each model's
     error, the M models' weights M - 1 unknowns."""
     return max(0.0, 1.0 - models / (gpu_count - models)) if gpu_count > 2 * models else 0.0
