@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from common import add_timings_argument, report, timed, weight_grid, write_between_markers
-from published import LAMBDA, SHARED, plausible_series, series_names
+from published import LAMBDA, MXNET_FAQ, SHARED, plausible_series, series_names
 
 from dlperf.hardware import load, precision_name, rates
 from dlperf.measurements.external import read_external
@@ -127,7 +127,7 @@ def csc_points(shared: Path = SHARED) -> pd.DataFrame:
 
 
 def mxnet_points(shared: Path = SHARED) -> pd.DataFrame:
-    raw = pd.read_csv(shared / "mxnet_perf_faq_single_gpu_batch_sweep.csv", comment="#")
+    raw = pd.read_csv(shared / MXNET_FAQ, comment="#")
     # Two campaigns (cuDNN 5.1 and 7.0.5) both measured the K80: its hosts, as Lambda's.
     raw = raw[raw["throughput"] > 0]
     return points(raw.rename(columns=PUBLISHED_COLUMNS | {"batch_size_per_gpu": "batch_size"}))

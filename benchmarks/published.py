@@ -19,6 +19,7 @@ from dlperf.measurements.external import read_external
 
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 LAMBDA = "lambda_pytorch_train_throughput.csv"
+MXNET_FAQ = "mxnet_perf_faq_single_gpu_batch_sweep.csv"
 # Scaling efficiency between any two worker counts p < q, X(q) q^-1 / (X(p) p^-1), outside this
 # range is not physics but a broken measurement (e.g. 190x from 1 to 4 GPUs, or 8 GPUs running
 # an iteration of the same per-GPU batch a third faster than 4 did).
@@ -117,7 +118,7 @@ def nvidia_grid_series(shared: Path = SHARED) -> pd.DataFrame:
 
 
 def mxnet_batch_series(shared: Path = SHARED) -> pd.DataFrame:
-    raw = pd.read_csv(shared / "mxnet_perf_faq_single_gpu_batch_sweep.csv", comment="#")
+    raw = pd.read_csv(shared / MXNET_FAQ, comment="#")
     return grid_series(raw, ["model", "gpu_type", "source_table"])
 
 

@@ -121,7 +121,7 @@ def kept_share(models: int, gpu_count: int) -> float:
     Watson's shrinkage of forecast-combination weights, with kappa = 1). Weights estimated
     from a few GPU types chase their noise; each GPU type held out is one draw of each model's
     error, the M models' weights M - 1 unknowns."""
-    return max(0.0, 1.0 - models / (gpu_count - models)) if gpu_count > 2 * models else 0.0
+    return 1.0 - models / (gpu_count - models) if gpu_count > 2 * models else 0.0
 
 
 def form_weights(models: dict[str, PerformanceModel]) -> dict[str, float]:
