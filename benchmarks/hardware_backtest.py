@@ -22,12 +22,15 @@ the fastest GPU type asked from the others; ``--hardware FILE`` adds GPU types o
 catalogue file (docs/hardware.md) for them. ``--from-few N`` asks each GPU type of Lambda's
 table from N of its others drawn at random (a study that measured few GPU types);
 ``--campaign FILE`` compares another measurement campaign of Lambda's table with it at the
-cells both measured, beside the answer's error there.
+cells both measured, beside the answer's error there. ``--one-gpu-type`` asks each GPU type of
+a series from each other one measured alone (prior_hw, anchored on it), beside the time
+measured there unscaled and scaled by the matrix peak rate or the memory bandwidth.
 
     .venv/bin/python benchmarks/hardware_backtest.py --write docs/hardware.md
     .venv/bin/python benchmarks/hardware_backtest.py --timings mine/*.csv [--hardware my-gpus.yaml]
     .venv/bin/python benchmarks/hardware_backtest.py --from-few 3
     .venv/bin/python benchmarks/hardware_backtest.py --campaign older.csv [--hardware extra.yaml]
+    .venv/bin/python benchmarks/hardware_backtest.py --one-gpu-type [--timings mine/*.csv]
 """
 
 from __future__ import annotations
@@ -51,10 +54,12 @@ from dlperf.models.hardware_answer import (
     ANSWER_MODELS,
     COMBINATIONS,
     Backtest,
+    answer,
     answer_from,
     backtest,
 )
-from dlperf.models.prior_hw import learn_slopes
+from dlperf.models.hardware_features import hardware_frame
+from dlperf.models.prior_hw import learn_slopes, one_gpu_type_interval
 
 MODELS = ("lattuada_hw", "powerlaw_hw", "generic_hw", "anchored_hw", "prior_hw")
 # The answer's models before prior_hw replaced anchored_hw, both, and neither (docs/hardware.md).
@@ -252,6 +257,87 @@ def from_few(series: pd.DataFrame, count: int, seed: int = 0):
     for gpu in gpus:
         drawn = rng.choice([g for g in gpus if g != gpu], size=count, replace=False)
         yield series[series["gpu"].isin(drawn)], series[series["gpu"] == gpu]
+
+
+def from_each_one(series: pd.DataFrame):
+    """(train, test): each GPU type of a series asked from each other one measured alone (a
+    study of one GPU type: "we measured on V100s; how long on an H100?")."""
+    gpus = sorted(series["gpu"].unique())
+    for asked, measured in itertools.permutations(gpus, 2):
+        yield series[series["gpu"] == measured], series[series["gpu"] == asked]
+
+
+def one_gpu_type_rows(
+    train: pd.DataFrame,
+    test: pd.DataFrame,
+    slopes: dict | None = None,
+    hardware: Path | None = None,
+) -> pd.DataFrame:
+    """The answer from the one GPU type of ``train`` at the rows of ``test`` (prior_hw with
+    ``slopes``; None: the shipped), its interval the shipped one whatever the slopes (with
+    slopes learned here the library gives none: the table behind the shipped radius never
+    scored them), beside three scalings of the time measured at the same configuration: none,
+    by the matrix peak rate at the precision, by the memory bandwidth. Only the configurations
+    (workers, nodes, batch) measured on ``train``, where every row has all four."""
+    key = ["procs", "nodes", "batch_size"]
+    measured_at = train.groupby(key, as_index=False)[["epoch_time_s", "data_size"]].mean()
+    test = test.merge(measured_at, on=key, suffixes=("", "_measured"))
+    if test.empty:
+        return pd.DataFrame()
+    user = {} if hardware is None else {"hardware": str(hardware)}
+    model = make_model("prior_hw", {"slopes": slopes} | user)
+    found = answer([model], train, test, LEVEL, hardware=user.get("hardware"))
+    lo, hi = found.lo, found.hi
+    if lo is None:
+        radius, _ = one_gpu_type_interval(LEVEL)
+        lo, hi = found.predicted * np.exp(-radius), found.predicted * np.exp(radius)
+    same = test["epoch_time_s_measured"] * test["data_size"] / test["data_size_measured"]
+    ratio = (
+        hardware_frame(train.iloc[:1], user.get("hardware")).iloc[0]
+        / hardware_frame(test.iloc[:1], user.get("hardware")).iloc[0]
+    )
+    predictions = {
+        "answer (prior_hw from the one GPU type)": (found.predicted, lo, hi),
+        "the time measured, unscaled": (same, np.nan, np.nan),
+        "scaled by the matrix peak rate": (same * ratio["matrix_tflops"], np.nan, np.nan),
+        "scaled by the memory bandwidth": (same * ratio["memory_tbs"], np.nan, np.nan),
+    }
+    return pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "model": label,
+                    "gpu": test["gpu"].to_numpy(),
+                    "measured_on": train["gpu"].iloc[0],
+                    "procs": test["procs"].to_numpy(int),
+                    "batch_size": test["batch_size"].to_numpy(int),
+                    "measured": test["epoch_time_s"].to_numpy(float),
+                    "predicted": np.asarray(predicted, float),
+                    "lo": lo,
+                    "hi": hi,
+                }
+            )
+            for label, (predicted, lo, hi) in predictions.items()
+        ],
+        ignore_index=True,
+    )
+
+
+def one_gpu_type(
+    frame: pd.DataFrame, prior_from: pd.DataFrame | None = None, hardware: Path | None = None
+) -> pd.DataFrame:
+    """:func:`one_gpu_type_rows` of every series of ``frame`` cut by :func:`from_each_one`,
+    prior_hw's slopes learned on ``prior_from`` without the GPU type asked
+    (:func:`prior_slopes`)."""
+    found, learned = [], {}
+    for (network, precision), series in frame.groupby(["network", "precision"], sort=True):
+        for train, test in from_each_one(series):
+            hidden = frozenset(catalogue_names(test["gpu"].drop_duplicates(), hardware))
+            if hidden not in learned:
+                learned[hidden] = prior_slopes(prior_from, set(hidden), hardware)
+            rows = one_gpu_type_rows(train, test, learned[hidden], hardware)
+            found.append(rows.assign(network=network, precision=precision))
+    return pd.concat(found, ignore_index=True) if found else pd.DataFrame()
 
 
 def run(
@@ -577,6 +663,42 @@ def markdown(summaries: dict[str, pd.DataFrame]) -> str:
     return "\n\n".join(blocks)
 
 
+def one_gpu_type_tables(args: argparse.Namespace) -> int:
+    """``--one-gpu-type``: :func:`one_gpu_type` on the published tables, or per ``--timings``
+    file and over them all; prior_hw's slopes learned on Lambda's table without the GPU type
+    asked where ../shared is present."""
+    prior_from = lambda_points(args.shared) if args.shared.exists() else None
+    if args.timings:
+        found = {path.stem: one_gpu_type(timings_points(path), prior_from, args.hardware)
+                 for path in args.timings}  # fmt: skip
+        found = {name: rows for name, rows in found.items() if not rows.empty}
+        if found:
+            found["every file"] = pd.concat(found.values(), ignore_index=True)
+    elif prior_from is None:
+        print(f"{args.shared} is not present; nothing to measure", file=sys.stderr)
+        return 0
+    else:
+        found = {
+            "Lambda (the table the prior was learned on; its slopes without the GPU type "
+            "asked)": one_gpu_type(prior_from, prior_from),
+            "CSC (V100, A100, MI250X GCD)": one_gpu_type(csc_points(args.shared), prior_from),
+            "MXNet's FAQ (K80, M40, M60, P100, V100)": one_gpu_type(
+                mxnet_points(args.shared), prior_from
+            ),
+        }
+    text = markdown(
+        {
+            f"{name}, each GPU type asked from each other one": summarise(rows)
+            for name, rows in found.items()
+        }  # fmt: skip
+    )
+    print(text or "no series of two or more GPU types to cut")
+    if args.write and not args.timings:
+        command = "python benchmarks/hardware_backtest.py --one-gpu-type --write docs/hardware.md"
+        write_between_markers(args.write, "hardware-one", f"Measured with `{command}`.\n\n{text}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shared", type=Path, default=SHARED)
@@ -600,6 +722,13 @@ def main(argv: list[str] | None = None) -> int:
         help="only Lambda's table with each GPU type asked from N of its others drawn at random "
         "(a study that measured few GPU types)",
     )
+    parser.add_argument(
+        "--one-gpu-type",
+        action="store_true",
+        help="only the answer from one GPU type measured: each GPU type of a series asked from "
+        "each other one alone, beside three scalings of the time measured (Lambda's, CSC's and "
+        "MXNet's tables, or the --timings files); with --write, into its own markers",
+    )
     add_timings_argument(
         parser,
         "judge instead on these external-timings files with gpu and precision columns "
@@ -615,6 +744,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(
             "--hardware names GPU types of --timings or --campaign files; give those files too"
         )
+    if args.one_gpu_type:
+        return one_gpu_type_tables(args)
     if args.timings:
         # prior_hw's slopes learned on Lambda's table without the GPU types asked, where
         # ../shared is present (else the shipped ones, which saw every GPU type of Lambda's).

@@ -87,7 +87,7 @@ def add_predict(sub) -> None:
     p.add_argument(
         "--gpu",
         help="a GPU type of the catalogue, measured or not: the answer across hardware "
-        "(docs/hardware.md); needs timings of two or more GPU types in the artifact",
+        "(docs/hardware.md); needs timings that name their GPU and precision in the artifact",
     )
     arg.add_hardware_options(p, "--gpu")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -213,8 +213,7 @@ def _hardware_block(artifact: dict, network: str, precision: str) -> dict:
         why = "" if block is None else f" ({block.get('reason')})"
         raise UsageError(
             f"the artifact has no answer across hardware for {network} at {precision}{why}; "
-            "fit timings with gpu and precision columns of two or more GPU types "
-            "(docs/hardware.md)"
+            "fit timings with gpu and precision columns (docs/hardware.md)"
         )
     return block
 

@@ -185,7 +185,7 @@ def fit_framework(
             **series_of(group),
         }
     artifact = {**_header(framework, seed), "networks": networks}
-    # Networks measured on two or more GPU types: the answer across hardware (docs/hardware.md).
+    # Networks measured on a GPU the catalogue names: the answer across hardware (docs/hardware.md).
     across_hardware = fit_across_hardware(selected, hardware)
     if across_hardware:
         artifact["across_hardware"] = across_hardware

@@ -99,7 +99,8 @@ class Capabilities:
     # time in d directly learns nothing of d where the data size never varied on its own.
     per_iteration: bool = False
     # It predicts a GPU type it was not fitted on, from the rows' ``gpu`` and ``precision`` and
-    # the hardware catalogue (docs/hardware.md); it needs two or more GPU types to fit.
+    # the hardware catalogue (docs/hardware.md); its ``min_gpu_types`` says how many GPU types
+    # it needs to fit.
     across_hardware: bool = False
     # How its time follows the GPU's figures: "roofline" (times over the peak rates that add
     # or overlap, so gains beyond the measured rates saturate) or "power_law" (log time linear

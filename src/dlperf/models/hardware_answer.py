@@ -18,9 +18,12 @@ reach beyond the backtested, sqrt(q^2 + (s log2(1 + D))^2) with the worker-count
 q the wider of the two combinations' conformal quantiles (beyond the backtest nothing is known
 better than within it).
 Which combination and interval hold on GPU types left out is measured by
-``benchmarks/hardware_backtest.py`` (docs/hardware.md). Fewer than three GPU types leave no
-backtest that fits: the answer is then the geometric mean with each form alike, with no
-interval, and says so. Every model's prediction, in the backtest as in the answer, and the
+``benchmarks/hardware_backtest.py`` (docs/hardware.md). Two GPU types leave no backtest that
+fits: the answer is then the geometric mean with each form alike, with no interval, and says
+so. One GPU type is answered by the models that fit on one (prior_hw: its slopes a published
+table taught, anchored on it), with the interval of its errors on that table asking each GPU
+type from each other one alone (``HardwareModel.published_interval``), whose reach plays the
+backtested reach's part. Every model's prediction, in the backtest as in the answer, and the
 interval are held to what physics allows from the GPU types measured
 (:mod:`dlperf.models.hardware_envelope`).
 """
@@ -222,6 +225,8 @@ def summary(
     beyond the backtested reach (``beyond_backtest``: that reach, each form alike, the factors
     of that combination's backtest errors), the GPU types measured and the range of their
     figures."""
+    if len(gpu_types(tested.frame)) == 1:
+        return _from_one_gpu_type(tested, level, hardware)
     fitted, errors = tested.fitted, tested.errors
     alike = form_weights(fitted)
     weights = (
@@ -230,10 +235,7 @@ def summary(
         else alike
     )
     factors = alike_factors = tested_reach = None
-    method = (
-        "geometric mean of the models, each form alike; "
-        "no interval: fewer than three GPU types measured"
-    )
+    method = "geometric mean of the models, each form alike; no interval: two GPU types measured"
     if errors is not None:
         tested_reach = backtested_reach(tested.frame, hardware)
         factors = _factors(errors, weights, level, shape)
@@ -249,10 +251,56 @@ def summary(
             f"(split-conformal, {shape}, {level:.0%}); beyond the backtested reach "
             f"({tested_reach:.3g}x) each form alike, the interval widened"
         )
+    return _block(
+        tested, level, hardware, weights, factors, tested_reach, alike, alike_factors, method
+    )
+
+
+def _from_one_gpu_type(tested: Backtest, level: float, hardware: str | None) -> dict:
+    """The :func:`summary` of timings of one GPU type: the models that fit on one (prior_hw,
+    whose slopes a published table taught), alike; a model alone has the interval published
+    beside it (:meth:`HardwareModel.published_interval`), whose reach plays the backtested
+    reach's part."""
+    fitted = tested.fitted
+    weights = {name: 1.0 / len(fitted) for name in fitted}
+    models = list(fitted.values())
+    published = models[0].published_interval(level) if len(models) == 1 else None
+    (gpu,) = {load(hardware).match(g).name for g in gpu_types(tested.frame)}
+    anchored = f"{', '.join(fitted)} anchored on the one GPU type measured ({gpu})"
+    factors = published_reach = None
+    method = f"{anchored}; no interval"
+    if published is not None:
+        radius, published_reach = published
+        factors = [math.exp(-radius), math.exp(radius)]
+        method = (
+            f"{anchored}, its slopes learned on a published table; interval from that table, "
+            f"each GPU type asked from each other one alone (split-conformal, symmetric, "
+            f"{level:.0%}); beyond the reach those questions went ({published_reach:.3g}x) the "
+            "interval widened"
+        )
+    return _block(
+        tested, level, hardware, weights, factors, published_reach, weights, factors, method
+    )
+
+
+def _block(
+    tested: Backtest,
+    level: float,
+    hardware: str | None,
+    weights: dict[str, float],
+    factors: list[float] | None,
+    tested_reach: float | None,
+    alike: dict[str, float],
+    alike_factors: list[float] | None,
+    method: str,
+) -> dict:
+    """The artifact's entry of an answer (:func:`summary`)."""
     catalogue = load(hardware)
     return {
         "status": "ok",
-        "models": {name: _without_catalogue(model.to_dict()) for name, model in fitted.items()},
+        "models": {
+            name: _without_catalogue(model.to_dict()) for name, model in tested.fitted.items()
+        },
         "weights": weights,
         "level": level,
         "interval_factors": factors,
@@ -358,9 +406,10 @@ def answer(
 
 
 def fit_across_hardware(points: pd.DataFrame, hardware: str | None = None) -> dict:
-    """Per network and precision measured on two or more GPU types: the answer's
-    :func:`summary` (``lattuada_hw`` fitted too and kept apart, as reported in docs/hardware.md),
-    or why it could not be fitted. Empty when no network holds two GPU types."""
+    """Per network and precision measured on a GPU type the rows name: the answer's
+    :func:`summary` (on two or more GPU types ``lattuada_hw`` fitted too and kept apart, as
+    reported in docs/hardware.md), or why it could not be fitted. Empty when no row names a
+    GPU."""
     from . import make_model
 
     if "gpu" not in points.columns or "precision" not in points.columns:
@@ -370,16 +419,15 @@ def fit_across_hardware(points: pd.DataFrame, hardware: str | None = None) -> di
     # Across hardware by the network trained: its series per GPU type together (as_series).
     trained = base_networks(named).rename("network")
     for (network, precision), series in named.groupby([trained, "precision"], sort=True):
-        if series["gpu"].nunique() < 2:
-            continue
         series = series.reset_index(drop=True)
         try:
             tested = backtest(
                 [make_model(m, {"hardware": hardware}) for m in ANSWER_MODELS], series, hardware
             )
             block = summary(tested, hardware=hardware)
-            lattuada = make_model("lattuada_hw", {"hardware": hardware}).fit(series)
-            block["apart"] = {"lattuada_hw": _without_catalogue(lattuada.to_dict())}
+            if series["gpu"].nunique() >= 2:
+                lattuada = make_model("lattuada_hw", {"hardware": hardware}).fit(series)
+                block["apart"] = {"lattuada_hw": _without_catalogue(lattuada.to_dict())}
         except DlperfError as exc:
             block = {"status": "not_fitted", "reason": str(exc)}
         blocks.setdefault(str(network), {})[str(precision)] = block

@@ -4,6 +4,8 @@ and the settings and check those models share."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 import pandas as pd
 
@@ -64,16 +66,25 @@ def leave_one_gpu_out(frame: pd.DataFrame) -> list[tuple[np.ndarray, np.ndarray]
 
 class HardwareModel(PerformanceModel):
     """A model fitted across GPU types: the catalogue it reads their figures from, and points
-    that name two or more GPU types."""
+    that name ``min_gpu_types`` GPU types or more."""
 
     min_points = 4
+    # GPU types the points must name: two to learn how the time follows the figures.
+    min_gpu_types: ClassVar[int] = 2
 
     def __init__(self, hardware: str | None = None, seed: int = 0) -> None:
         # A user's catalogue file (docs/hardware.md); None: the shipped catalogue.
         self.hardware = hardware
         self.seed = seed
 
+    def published_interval(self, level: float) -> tuple[float, float] | None:
+        """Fitted on one GPU type: (log radius of its interval at ``level``, the largest reach
+        the errors behind it went) from errors published beside the model; None: it has none
+        (a model that learns from the GPU types measured needs two or more)."""
+        return None
+
     def check_points(self, frame: pd.DataFrame) -> None:
-        """InsufficientData unless the points are enough and name two or more GPU types."""
+        """InsufficientData unless the points are enough and name ``min_gpu_types`` GPU
+        types or more."""
         self.check_enough(frame)
-        check_hardware_columns(frame, self.name, min_gpus=2)
+        check_hardware_columns(frame, self.name, min_gpus=self.min_gpu_types)

@@ -87,6 +87,18 @@ def hardware_strength(
     return float(np.clip(k, *STRENGTH_BOUNDS))
 
 
+def one_gpu_type_interval(level: float) -> tuple[float, float] | None:
+    """The shipped prior's interval for a GPU type asked from one other measured alone, from
+    ``one_gpu_type`` in ``prior_hw.yaml``: (radius, reach), the split-conformal quantile at
+    ``level`` of prior_hw's absolute log errors on the published table, each GPU type asked
+    from each other one (at the lowest level shipped at or above ``level``), and the largest
+    reach those questions went; None above the highest level shipped."""
+    published = shipped_prior()["one_gpu_type"]
+    radii = {float(at): float(radius) for at, radius in published["radius"].items()}
+    above = [at for at in sorted(radii) if at >= level - 1e-9]
+    return (radii[above[0]], float(published["reach"])) if above else None
+
+
 class PriorHardwareModel(AnchoredHardwareModel):
     name = "prior_hw"
     description = (
@@ -94,6 +106,10 @@ class PriorHardwareModel(AnchoredHardwareModel):
         "table of 12 GPU types, anchored on the measured GPU type nearest in its figures"
     )
     # Its capabilities are anchored_hw's: the same power law, per iteration, across hardware.
+    # Its slopes come from the published table, so one GPU type measured anchors them (the
+    # strength, unidentified there, is 1), at one configuration or more.
+    min_gpu_types = 1
+    min_points = 1
 
     def __init__(
         self,
@@ -116,6 +132,12 @@ class PriorHardwareModel(AnchoredHardwareModel):
                     f"prior_hw: slopes must give, per precision (fp32, amp_fp16), the slopes "
                     f"{', '.join(SLOPES)}; got {precision!r}: {', '.join(sorted(entry))}"
                 )
+
+    def published_interval(self, level: float) -> tuple[float, float] | None:
+        """Fitted on one GPU type: the shipped prior's interval, scored on the table it was
+        learned on (:func:`one_gpu_type_interval`); None with slopes of the user's, which that
+        table never scored."""
+        return one_gpu_type_interval(level) if self.slopes is None else None
 
     def _prior(self) -> dict[str, dict[str, float]]:
         return self.slopes if self.slopes is not None else shipped_prior()["slopes"]

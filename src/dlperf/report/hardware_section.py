@@ -1,8 +1,8 @@
-"""The report's "Which hardware" section: for every network measured on two or more GPU types,
-the answer across hardware the fit stored (docs/hardware.md), read from the artifacts only;
-with ``report.target`` the fewest GPUs of each GPU type that meet its deadline, and with
-``report.target.gpus`` those GPU types (shown, with their datasheet figures, even when the
-study measured one GPU type only)."""
+"""The report's "Which hardware" section, when a network was measured on two or more GPU types
+or ``report.target.gpus`` names GPU types: the answer across hardware the fit stored
+(docs/hardware.md), read from the artifacts only; with ``report.target`` the fewest GPUs of each
+GPU type that meet its deadline, and with ``report.target.gpus`` those GPU types with their
+datasheet figures (from a study of one GPU type, the answer anchored on it)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def hardware_table(artifacts: dict[str, dict]) -> pd.DataFrame:
         spread = (
             f"-{(1 - factors[0]) * 100:.0f} % .. +{(factors[1] - 1) * 100:.0f} %"
             if factors
-            else "none (fewer than 3 GPU types)"
+            else "none (see how)"
         )
         weights = ", ".join(f"{n} ({w:.2f})" for n, w in block["weights"].items())
         rows.append(
@@ -139,13 +139,13 @@ def datasheet_table(study) -> pd.DataFrame:
 
 
 INTRO = (
-    "Networks measured on two or more GPU types: the answer across hardware, which "
-    "predicts any GPU of the catalogue from its datasheet figures. Ask it with "
-    "`dlperf predict --gpu NAME --precision P` and choose among GPU types with "
-    "`dlperf plan --gpus ... --prices prices.yaml` (docs/hardware.md). The interval "
+    "The answer across hardware, which predicts any GPU of the catalogue from its datasheet "
+    "figures. Ask it with `dlperf predict --gpu NAME --precision P` and choose among GPU types "
+    "with `dlperf plan --gpus ... --prices prices.yaml` (docs/hardware.md). The interval "
     "is the answer's spread on GPU types left out of the fit; for a GPU farther beyond those "
     "measured than any the fit left out, each form of model weighs alike and the interval "
-    'widens (the "how" column gives that reach).'
+    'widens (the "how" column gives that reach). From one GPU type measured, prior_hw alone '
+    "answers, its slopes and interval from the published table it was learned on."
 )
 
 
@@ -154,16 +154,16 @@ def which_hardware(study) -> list[Section]:
     config names GPU types in ``report.target.gpus``."""
     frame = hardware_table(study.artifacts)
     named = _target(study).get("gpus")
-    if frame.empty and not named:
+    several = any(len(block.get("gpus", [])) >= 2 for *_, block in _answers(study.artifacts))
+    if not several and not named:
         return []
     section = introduced("which-hardware", "Which hardware", INTRO)
     if frame.empty:
         section.blocks.append(
             paragraph(
-                "No network of this study was measured on two or more GPU types, so there is "
-                "no answer across hardware for the GPU types report.target.gpus names: measure "
-                "a network on a second GPU type (or bring such timings as external_timings). "
-                "Their datasheet figures beside those measured:",
+                "No timings of this study name a GPU, so there is no answer across hardware "
+                "for the GPU types report.target.gpus names: measure on a GPU (or bring "
+                "external_timings with gpu and precision columns). Their datasheet figures:",
                 ident="hardware-unanswered",
             )
         )

@@ -303,3 +303,40 @@ def test_each_gpu_type_is_asked_from_a_few_others_drawn_at_random():
     again = [set(train["gpu"]) for train, _ in backtest.from_few(series, 3)]
     assert again == [set(train["gpu"]) for train, _ in cuts]  # one draw per seed
     assert not list(backtest.from_few(series, len(gpus)))
+
+
+def test_each_gpu_type_is_asked_from_each_other_one_alone_beside_three_scalings(tmp_path, capsys):
+    table = backtest.synthetic_table()
+    series = table[(table["network"] == "net0") & (table["precision"] == "fp32")].head(12)
+    gpus = sorted(series["gpu"].unique())  # three GPU types
+    cuts = list(backtest.from_each_one(series))
+    asked = [
+        (train["gpu"].unique().tolist(), test["gpu"].unique().tolist()) for train, test in cuts
+    ]
+    assert len(cuts) == 6 and all(t != a for (t,), (a,) in asked)
+    assert {(t, a) for (t,), (a,) in asked} == {(t, a) for t in gpus for a in gpus if t != a}
+    found = backtest.one_gpu_type(series)
+    summary = backtest.summarise(found).set_index("model")
+    assert list(summary.index) == [
+        "answer (prior_hw from the one GPU type)",
+        "the time measured, unscaled",
+        "scaled by the matrix peak rate",
+        "scaled by the memory bandwidth",
+    ]
+    assert len(set(summary["points"])) == 1  # the same points for each
+    # The answer's interval is the shipped one, whatever the slopes.
+    answer = found[found["model"] == "answer (prior_hw from the one GPU type)"]
+    radius, _ = backtest.one_gpu_type_interval(backtest.LEVEL)
+    spread = answer["hi"] / answer["predicted"]
+    assert np.all(spread <= np.exp(radius) * (1 + 1e-9))
+    # Unscaled: the time measured on the other GPU type at the same configuration.
+    unscaled = found[found["model"] == "the time measured, unscaled"]
+    at = ["gpu", "procs", "batch_size"]
+    measured = series.set_index(at)["epoch_time_s"]
+    on = unscaled.set_index(["measured_on", "procs", "batch_size"]).index
+    assert np.allclose(unscaled["predicted"].to_numpy(), measured.loc[on].to_numpy())
+    path = tmp_path / "mine.csv"
+    series.assign(framework="pytorch").to_csv(path, index=False)
+    assert backtest.main(["--one-gpu-type", "--timings", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "every file, each GPU type asked from each other one" in out

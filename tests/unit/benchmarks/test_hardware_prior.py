@@ -1,5 +1,5 @@
-"""benchmarks/hardware_prior.py: the slopes shipped as prior_hw.yaml are what Lambda's
-published table teaches, with its source."""
+"""benchmarks/hardware_prior.py: the slopes shipped as prior_hw.yaml, and the interval of an
+answer from one GPU type measured, are what Lambda's published table teaches, with its source."""
 
 from __future__ import annotations
 
@@ -25,6 +25,10 @@ def test_the_shipped_slopes_are_what_the_published_table_teaches():
     assert shipped["learned_on"] == learned["learned_on"]
     for precision, slopes in learned["slopes"].items():
         assert shipped["slopes"][precision] == pytest.approx(slopes, abs=1e-6)
+    one, learned_one = shipped["one_gpu_type"], learned["one_gpu_type"]
+    assert one["questions"] == learned_one["questions"]
+    assert one["reach"] == pytest.approx(learned_one["reach"], abs=1e-6)
+    assert one["radius"] == pytest.approx(learned_one["radius"], abs=1e-6)
 
 
 @pytest.mark.skipif(not SHARED.exists(), reason="../shared/data is not present")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 
 import pandas as pd
@@ -23,6 +24,7 @@ from hypothesis import strategies as st
 
 from dlperf.cli import main
 from dlperf.models.planning import layouts, parse_duration
+from dlperf.models.prior_hw import one_gpu_type_interval
 
 
 def predict_args(study, **overrides) -> list[str]:
@@ -488,6 +490,16 @@ def test_predict_answers_by_default_as_the_report_does(workdir, capsys):
     assert json.loads(capsys.readouterr().out)["model"] == "usl"
 
 
+def fitted_external(rows: list[dict], tmp_path, capsys):
+    """``dlperf fit`` of ``rows`` written as an external-timings file: the artifact's path."""
+    pd.DataFrame(rows).to_csv(tmp_path / "t.csv", index=False)
+    artifact = tmp_path / "pytorch.json"
+    fit = ["fit", "--timings", str(tmp_path / "t.csv"), "--framework", "pytorch"]
+    assert main(fit + ["--config-json", '{"models": {"usl": {}}}', "--out", str(artifact)]) == 0
+    capsys.readouterr()
+    return artifact
+
+
 def test_predict_asks_for_a_gpu_never_measured(tmp_path, capsys):
     """Timings of three GPU types (external CSV with gpu and precision): `dlperf fit` then
     `predict --gpu` for a fourth says it was not measured and how far beyond it reaches."""
@@ -497,11 +509,7 @@ def test_predict_asks_for_a_gpu_never_measured(tmp_path, capsys):
          "procs": p, "batch_size": b, "iter_time_s": 0.002 + 1e-4 * b / speed + 0.004 * (p - 1) / p}
         for (gpu, speed), p, b in itertools.product(rates.items(), (1, 2, 4), (16, 32, 64))
     ]  # fmt: skip
-    pd.DataFrame(rows).to_csv(tmp_path / "t.csv", index=False)
-    artifact = tmp_path / "pytorch.json"
-    fit = ["fit", "--timings", str(tmp_path / "t.csv"), "--framework", "pytorch"]
-    assert main(fit + ["--config-json", '{"models": {"usl": {}}}', "--out", str(artifact)]) == 0
-    capsys.readouterr()
+    artifact = fitted_external(rows, tmp_path, capsys)
     ask = ["predict", "--model", str(artifact), "--procs", "2", "--batch-size", "32"]
     ask += ["--data-size", "6400", "--gpu", "H100 80GB HBM3", "--precision", "amp_fp16", "--json"]
     assert main(ask) == 0
@@ -562,3 +570,34 @@ def test_predict_asks_for_a_gpu_never_measured(tmp_path, capsys):
     prices.write_text("A10: -1\n")
     code, err = run(plan)
     assert code == 2 and "'A10' needs a price >= 0" in err
+
+
+def test_predict_asks_an_h100_from_v100_timings_alone(tmp_path, capsys):
+    """ "We measured on V100s; how long on an H100?": timings of one GPU type, `dlperf fit`, then
+    `predict --gpu` answers from prior_hw anchored on the V100, with its published interval,
+    and `plan --gpus` weighs the measured V100 against the H100."""
+    rows = [
+        {"framework": "pytorch", "network": "resnet", "gpu": "Tesla V100-SXM2-16GB",
+         "precision": "fp32", "procs": p, "batch_size": 64, "iter_time_s": 0.2 + 0.01 * (p - 1)}
+        for p in (1, 2, 4, 8)
+    ]  # fmt: skip
+    artifact = fitted_external(rows, tmp_path, capsys)
+    ask = ["predict", "--model", str(artifact), "--procs", "8", "--batch-size", "64"]
+    ask += ["--data-size", "51200", "--gpu", "H100 80GB HBM3", "--precision", "fp32", "--json"]
+    assert main(ask) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert "not measured" in said["said"]
+    assert "one GPU type measured (V100-SXM2-16GB)" in said["said"]
+    (row,) = said["predictions"]
+    on_v100 = 100 * (0.2 + 0.07)  # 100 iterations of 8 x 64 samples at 8 workers
+    # The prior's slopes: the H100 (TF32 tensor cores, 3.7x the bandwidth) several times faster.
+    assert 2 < on_v100 / row["epoch_time_s"] < 10
+    radius, _ = one_gpu_type_interval(0.9)
+    assert row["epoch_time_hi_s"] / row["epoch_time_s"] == pytest.approx(math.exp(radius))
+    assert row["epoch_time_s"] / row["epoch_time_lo_s"] == pytest.approx(math.exp(radius))
+    assert row["beyond_backtest"] is False and row["reach"] > 1
+    plan = ["plan", "--model", str(artifact), "--batch-size", "64", "--data-size", "5120000"]
+    plan += ["--epochs", "1", "--deadline", "1h", "--precision", "fp32"]
+    assert main([*plan, "--gpus", "V100-SXM2-16GB", "H100 80GB HBM3"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"V100-SXM2-16GB +yes ", out) and re.search(r"H100-SXM5-80GB +no ", out)

@@ -28,6 +28,7 @@ from dlperf.models.hardware_answer import (
     summary,
 )
 from dlperf.models.hardware_envelope import envelope
+from dlperf.models.prior_hw import one_gpu_type_interval, shipped_prior
 
 GPUS = ["V100-SXM2-16GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "RTX 4090", "A10"]
 
@@ -189,7 +190,35 @@ def test_the_fit_stage_fits_across_hardware_when_two_gpu_types_are_measured():
     found = answer_at(entry, asked)
     assert not found.measured.any() and np.all(found.reach > 1) and found.lo is not None
     one_gpu = fit_framework(points[points["gpu"] == GPUS[0]], "pytorch", cheap, 0, refits=2)
-    assert "across_hardware" not in one_gpu
+    alone = one_gpu["across_hardware"]["n"]["amp_fp16"]
+    assert alone["weights"] == {"prior_hw": 1.0} and "apart" not in alone
+    assert alone["gpus"] == [GPUS[0]] and "one GPU type measured" in alone["method"]
+
+
+def test_one_gpu_type_measured_is_answered_by_the_prior_with_the_interval_its_table_gave():
+    """What a team asks most ("we measured on V100s; how long on an H100?"): prior_hw, whose
+    slopes a published table taught, anchored on the one GPU type measured, its interval the
+    conformal quantile of its errors on that table asking each GPU type from each other one."""
+    points = law_points(gpus=GPUS[:1])
+    tested = backtest([make_model(n) for n in ANSWER_MODELS], points)
+    assert set(tested.fitted) == {"prior_hw"} and tested.errors is None
+    block = summary(tested)
+    radius, published_reach = one_gpu_type_interval(0.9)
+    assert block["interval_factors"] == pytest.approx([np.exp(-radius), np.exp(radius)])
+    assert block["beyond_backtest"]["reach"] == published_reach
+    asked = points.head(3).assign(gpu="H100-SXM5-80GB")
+    found = answer_at(block, asked)
+    assert not found.measured.any() and not found.beyond_backtest.any()
+    # The prior's slopes at full strength: the H100 is faster than the V100 it was asked from.
+    assert np.all(found.predicted < points.head(3)["epoch_time_s"].to_numpy())
+    assert found.hi / found.predicted == pytest.approx(np.exp(radius))
+    # A higher level, a wider interval; none above the highest level the table was scored at.
+    assert one_gpu_type_interval(0.95)[0] > radius and one_gpu_type_interval(0.999) is None
+    assert summary(tested, level=0.999)["interval_factors"] is None
+    # Slopes of the user's were never scored on that table: no interval, and it says so.
+    slopes = {p: dict(v) for p, v in shipped_prior()["slopes"].items()}
+    own = backtest([make_model("prior_hw", {"slopes": slopes})], points)
+    assert summary(own)["interval_factors"] is None and "no interval" in summary(own)["method"]
 
 
 def test_each_form_weighs_alike_where_the_answer_has_no_backtest_to_weigh_by():

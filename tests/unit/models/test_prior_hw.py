@@ -10,13 +10,14 @@ import pandas as pd
 import pytest
 
 from dlperf.errors import ConfigError
-from dlperf.models import make_model, model_from_dict
+from dlperf.models import InsufficientData, make_model, model_from_dict
 from dlperf.models.anchored_hw import SLOPES, slope_features
 from dlperf.models.prior_hw import (
     HARDWARE_SLOPES,
     LEARNED_AS,
     hardware_strength,
     learn_slopes,
+    one_gpu_type_interval,
     shipped_prior,
 )
 
@@ -160,3 +161,30 @@ def test_the_shipped_prior_has_both_precisions_and_its_source():
         # Doubling every figure saves time, and no more than halves it: within physics.
         hardware = [slopes[s] for s in SLOPES if s != "log b"]
         assert all(v < 0 for v in hardware) and -1.1 < sum(hardware) < 0
+
+
+def test_the_shipped_interval_for_one_gpu_type_widens_with_the_level():
+    radii = shipped_prior()["one_gpu_type"]["radius"]
+    levels = sorted(radii)
+    assert levels[0] == 0.5 and levels[-1] == 0.99 and len(levels) == 50
+    assert all(radii[a] <= radii[b] for a, b in zip(levels, levels[1:], strict=False))
+    # A level between two shipped takes the higher one's radius.
+    assert one_gpu_type_interval(0.905)[0] == radii[0.91]
+
+
+def test_one_gpu_type_measured_once_is_enough_for_the_prior():
+    """The slopes are the table's: one measured configuration anchors them, and another GPU
+    type of higher figures is predicted faster by the table's slopes at full strength."""
+    point = pd.DataFrame(
+        {"gpu": ["V100-SXM2-16GB"], "precision": ["fp32"], "nodes": [1], "procs": [1],
+         "batch_size": [64], "data_size": [6400], "epoch_time_s": [20.0]}
+    )  # fmt: skip
+    model = make_model("prior_hw").fit(point)
+    assert model.strengths_ == {"fp32": 1.0}
+    faster = model.predict(point.assign(gpu="A100-SXM4-80GB"))[0]
+    x = slope_features(pd.concat([point, point.assign(gpu="A100-SXM4-80GB")]), None)
+    slopes = np.array([shipped_prior()["slopes"]["fp32"][s] for s in SLOPES])
+    assert faster == pytest.approx(20.0 * np.exp((x[1] - x[0]) @ slopes))
+    assert faster < 20.0
+    with pytest.raises(InsufficientData, match="anchored_hw learns hardware from 2"):
+        make_model("anchored_hw").fit(pd.concat([point] * 4, ignore_index=True))

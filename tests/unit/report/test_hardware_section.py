@@ -1,6 +1,7 @@
 """The report's "Which hardware" section: there when a network was measured on two or more GPU
 types or the config names GPU types in report.target.gpus, absent otherwise, and it shows what
-the fit stored and the target planned on the GPU types named."""
+the fit stored (from one GPU type measured, the prior's answer) and the target planned on the
+GPU types named."""
 
 from __future__ import annotations
 
@@ -48,8 +49,9 @@ def test_the_section_shows_the_answer_across_hardware():
     assert "hardware-plan" not in html and "hardware-datasheets" not in html
 
 
-def test_no_section_without_two_gpu_types():
-    assert which_hardware(study(["A10"])) == []
+def test_no_section_without_two_gpu_types_or_a_target_naming_gpus():
+    one = study(["A10"])
+    assert "across_hardware" in one.artifacts["pytorch"] and which_hardware(one) == []
 
 
 def test_a_target_is_planned_on_the_gpu_types_measured():
@@ -74,13 +76,28 @@ def test_target_gpus_restrict_the_plan_and_show_their_datasheets():
     ]  # fmt: skip
 
 
-def test_target_gpus_show_the_section_for_one_gpu_type_saying_why_no_answer():
+def test_target_gpus_plan_from_one_gpu_type_measured_with_the_priors_answer():
     (section,) = which_hardware(study(["A10"], {**TARGET, "gpus": ["H100 80GB HBM3"]}))
     html = html_of(section)
-    assert 'id="hardware-unanswered"' in html and "two or more GPU types" in html
-    assert "hardware-table" not in html and "hardware-plan" not in html
+    assert "hardware-unanswered" not in html
+    (answered,) = rows_of(html, "hardware-table")
+    assert answered[3:5] == ["A10", "prior_hw (1.00)"] and "one GPU type measured" in answered[6]
+    (planned,) = rows_of(html, "hardware-plan")
+    assert planned[3:5] == ["H100-SXM5-80GB", "no"] and planned[9] != "none"  # its interval
     sheets = rows_of(html, "hardware-datasheets")
     assert [row[:2] for row in sheets] == [["H100-SXM5-80GB", "no"], ["A10", "yes"]]
+
+
+def test_target_gpus_without_timings_that_name_a_gpu_say_why_there_is_no_answer():
+    on_cpu = study(["A10"], {**TARGET, "gpus": ["H100 80GB HBM3"]})
+    on_cpu.artifacts = {"pytorch": {}}
+    on_cpu.points = on_cpu.points.assign(gpu="")
+    (section,) = which_hardware(on_cpu)
+    html = html_of(section)
+    assert 'id="hardware-unanswered"' in html and "name a GPU" in html
+    assert "hardware-table" not in html and "hardware-plan" not in html
+    sheets = rows_of(html, "hardware-datasheets")
+    assert [row[:2] for row in sheets] == [["H100-SXM5-80GB", "no"]]
 
 
 def test_the_config_refuses_target_gpus_the_catalogue_does_not_know():
