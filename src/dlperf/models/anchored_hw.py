@@ -9,9 +9,13 @@ least squares within configurations (so the scaling with workers is each configu
 not a law), and r[c, h] the mean residual at c of the GPU type h measured there whose
 (log R_matrix, log R_vector, log B_memory) lie nearest to the asked GPU's: what the datasheet
 figures miss of a GPU (a consumer card reaching a smaller share of its peak) is borrowed from
-the GPU most like it. A configuration not measured takes the nearest measured one (same
-precision first, then log workers, then nodes): beyond the workers measured, perfect scaling
-from the edge. Measured on Lambda's and CSC's tables in docs/hardware.md.
+the GPU most like it. Where h measured the asked batch at c, its residual at that batch is the
+anchor instead: how the time per sample bends with the batch (launch-bound at small batches,
+flat at large ones) is the network's, which one power law in b cannot follow over a sweep of
+batch sizes, and the GPU type measured at that batch has it. A configuration not measured takes
+the nearest measured one (same precision first, then log workers, then nodes): beyond the
+workers measured, perfect scaling from the edge. Measured on Lambda's, CSC's and MXNet's tables
+in docs/hardware.md.
 """
 
 from __future__ import annotations
@@ -88,19 +92,24 @@ class AnchoredHardwareModel(HardwareModel):
         self.slopes_ = self._learn_slopes(frame, x, log_t, keys)
         residual = log_t - self._slope_term(frame, x)
         gpus = frame["gpu"].astype(str).to_numpy()
+        batches = frame["batch_size"].to_numpy(int)
         self.configurations_ = []
         for key, (precision, procs, nodes) in sorted(
             dict(zip(keys, configurations(frame), strict=True)).items()
         ):
             at = keys == key
             intercept = float(residual[at].mean())
-            anchors = {
-                g: float(residual[at & (gpus == g)].mean() - intercept)
-                for g in sorted(set(gpus[at]))
-            }
+            anchors, batch_anchors = {}, {}
+            for g in sorted(set(gpus[at])):
+                mine = at & (gpus == g)
+                anchors[g] = float(residual[mine].mean() - intercept)
+                batch_anchors[g] = {
+                    str(b): float(residual[mine & (batches == b)].mean() - intercept)
+                    for b in sorted(set(batches[mine]))
+                }
             self.configurations_.append(
                 {"precision": precision, "procs": procs, "nodes": nodes}
-                | {"intercept": intercept, "anchors": anchors}
+                | {"intercept": intercept, "anchors": anchors, "batch_anchors": batch_anchors}
             )
         precisions = frame["precision"].astype(str).to_numpy()
         self.positions_ = {
@@ -129,21 +138,28 @@ class AnchoredHardwareModel(HardwareModel):
             ),
         )
 
-    def _anchor(self, entry: dict, precision: str, position: np.ndarray) -> float:
-        """The residual of the measured GPU type nearest to ``position`` at this configuration."""
+    def _anchor(self, entry: dict, precision: str, position: np.ndarray, batch: int) -> float:
+        """The residual of the measured GPU type nearest to ``position`` at this configuration:
+        at ``batch`` where it measured that batch there, else over its batches."""
         distance = {
             g: np.linalg.norm(position - np.asarray(self.positions_[f"{g} | {precision}"]))
             for g in entry["anchors"]
             if f"{g} | {precision}" in self.positions_
         }
-        return entry["anchors"][min(sorted(distance), key=distance.get)] if distance else 0.0
+        if not distance:
+            return 0.0
+        nearest = min(sorted(distance), key=distance.get)
+        at_batch = entry["batch_anchors"][nearest]
+        return at_batch.get(str(batch), entry["anchors"][nearest])
 
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
         x = slope_features(frame, self.hardware)
         log_t = self._slope_term(frame, x)
+        batches = frame["batch_size"].to_numpy(int)
         for i, (precision, procs, nodes) in enumerate(configurations(frame)):
             entry = self._nearest_configuration(precision, procs, nodes)
-            log_t[i] += entry["intercept"] + self._anchor(entry, precision, x[i, :NEAREST_BY])
+            anchor = self._anchor(entry, precision, x[i, :NEAREST_BY], int(batches[i]))
+            log_t[i] += entry["intercept"] + anchor
         return iterations(frame) * frame["batch_size"].to_numpy(float) * np.exp(log_t)
 
     @staticmethod
@@ -167,6 +183,10 @@ class AnchoredHardwareModel(HardwareModel):
     def from_dict(cls, data: dict) -> AnchoredHardwareModel:
         model = cls._unfitted(data)
         model.slopes_ = cls._read_slopes(data["slopes"])
-        model.configurations_ = [dict(c) for c in data["configurations"]]
+        # Artifacts written before the anchor per batch anchored over the batches.
+        model.configurations_ = [
+            {"batch_anchors": {g: {} for g in c["anchors"]}} | dict(c)
+            for c in data["configurations"]
+        ]
         model.positions_ = {k: list(v) for k, v in data["positions"].items()}
         return model

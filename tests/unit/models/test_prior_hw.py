@@ -188,3 +188,34 @@ def test_one_gpu_type_measured_once_is_enough_for_the_prior():
     assert faster < 20.0
     with pytest.raises(InsufficientData, match="anchored_hw learns hardware from 2"):
         make_model("anchored_hw").fit(pd.concat([point] * 4, ignore_index=True))
+
+
+def test_a_batch_measured_on_the_nearest_gpu_type_anchors_that_batch():
+    """A batch sweep whose time per sample bends (launch-bound at small batches): asked at the
+    batches the GPU type measured, another GPU type's answer is the measured time at each batch
+    scaled by one hardware ratio; at a batch not measured, the mean anchor and the batch slope."""
+    batches = [1, 4, 16, 64, 256]
+    sweep = pd.DataFrame(
+        {"gpu": "V100-SXM2-16GB", "precision": "fp32", "nodes": 1, "procs": 1,
+         "batch_size": batches, "data_size": [100 * b for b in batches],
+         "epoch_time_s": [100 * (0.01 + 1e-4 * b) for b in batches]}
+    )  # fmt: skip
+    model = make_model("prior_hw").fit(sweep)
+    ratio = model.predict(sweep.assign(gpu="A100-SXM4-80GB")) / sweep["epoch_time_s"]
+    assert np.allclose(ratio, ratio[0]) and ratio[0] < 1
+    # The same model read back from its artifact entry answers alike.
+    again = model_from_dict(model.to_dict()).predict(sweep.assign(gpu="A100-SXM4-80GB"))
+    assert np.allclose(again / sweep["epoch_time_s"], ratio)
+    between = sweep.iloc[[2]].assign(batch_size=32, data_size=3200)
+    slopes = shipped_prior()["slopes"]["fp32"]
+    residual = np.log(sweep["epoch_time_s"] / sweep["data_size"]) - slopes["log b"] * np.log(
+        sweep["batch_size"]
+    )
+    expected = 3200 * np.exp(residual.mean() + slopes["log b"] * np.log(32))
+    assert model.predict(between)[0] == pytest.approx(expected)
+    # An artifact entry written before the anchor per batch still answers, over the batches.
+    entry = model.to_dict()
+    for configuration in entry["configurations"]:
+        del configuration["batch_anchors"]
+    older = model_from_dict(entry).predict(sweep)
+    assert not np.allclose(older, sweep["epoch_time_s"]) and np.all(np.isfinite(older))
