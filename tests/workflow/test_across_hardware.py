@@ -1,6 +1,6 @@
-"""Across hardware through the real workflow: external timings of two GPU types are fitted by
-the workflow's fit rule, and `dlperf predict --gpu` answers for a third GPU type never measured,
-saying so and how far it reaches."""
+"""Across hardware through the real workflow: external timings of two GPU types (or of one) are
+fitted by the workflow's fit rule, and `dlperf predict --gpu` answers for a GPU type never
+measured, saying so and how far it reaches."""
 
 from __future__ import annotations
 
@@ -70,6 +70,34 @@ def test_a_gpu_not_measured_is_predicted_from_two_measured(workflow_bin, repo, t
     for gpu, near in (("NVIDIA A100-SXM4-80GB", True), ("NVIDIA V100-SXM2-16GB", False)):
         error = np.abs(predicted / at.loc[gpu].loc[[1, 4]].to_numpy() - 1)
         assert (error.max() < 0.2) if near else (error.min() > 0.3), (gpu, error)
+
+
+def test_a_gpu_not_measured_is_predicted_from_one_measured(workflow_bin, repo, tmp_path):
+    """ "We measured on V100s; how long on an H100?": the workflow's fit rule stores prior_hw
+    anchored on the one GPU type measured, and `predict --gpu` answers with the interval its
+    published table gave."""
+    timings = tmp_path / "one-gpu.csv"
+    points = gpu_points(MEASURED[:1])
+    points["gpu"] = points["gpu"].map(lambda g: f"Tesla {g}")
+    points.drop(columns=["device"]).to_csv(timings, index=False)
+    config = external_only(
+        timings, models={"ernest": {}}, preflight={"max_disturbed_fraction": 1.0}
+    )
+    path = tmp_path / "hardware.yaml"
+    path.write_text(yaml.safe_dump(config))
+    target = "results/models/pytorch.json"
+    proc = snakemake(workflow_bin, repo, tmp_path, target, configfile=path, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    model = tmp_path / target
+    block = json.loads(model.read_text())["across_hardware"]["mlp"]["amp_fp16"]
+    assert block["weights"] == {"prior_hw": 1.0} and block["gpus"] == MEASURED[:1]
+
+    answer = predict(model, "NVIDIA H100 80GB HBM3")
+    assert "not measured" in answer["said"] and "one GPU type measured" in answer["said"]
+    rows = answer["predictions"]
+    assert all(r["epoch_time_lo_s"] < r["epoch_time_s"] < r["epoch_time_hi_s"] for r in rows)
+    measured = points[points["batch_size"] == 32].set_index("procs")["epoch_time_s"]
+    assert all(r["epoch_time_s"] < measured.loc[r["procs"]] for r in rows)  # the H100 is faster
 
 
 def test_a_study_with_its_own_gpu_catalogue_runs_to_the_report(workflow_bin, repo, tmp_path):
