@@ -32,11 +32,9 @@ def predict(model, gpu: str) -> dict:
     return json.loads(asked.stdout)
 
 
-def test_a_gpu_not_measured_is_predicted_from_two_measured(workflow_bin, repo, tmp_path):
-    timings = tmp_path / "two-gpus.csv"
-    points = gpu_points(MEASURED)
-    # As NVML names them: the catalogue matches them to its entries.
-    points["gpu"] = points["gpu"].map(lambda g: f"NVIDIA {g}")
+def fitted(points, workflow_bin, repo, tmp_path):
+    """The workflow's fit rule on ``points`` as external timings: the artifact's path."""
+    timings = tmp_path / "timings.csv"
     points.drop(columns=["device"]).to_csv(timings, index=False)
     config = external_only(
         timings, models={"ernest": {}}, preflight={"max_disturbed_fraction": 1.0}
@@ -46,7 +44,14 @@ def test_a_gpu_not_measured_is_predicted_from_two_measured(workflow_bin, repo, t
     target = "results/models/pytorch.json"
     proc = snakemake(workflow_bin, repo, tmp_path, target, configfile=path, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    model = tmp_path / target
+    return tmp_path / target
+
+
+def test_a_gpu_not_measured_is_predicted_from_two_measured(workflow_bin, repo, tmp_path):
+    points = gpu_points(MEASURED)
+    # As NVML names them: the catalogue matches them to its entries.
+    points["gpu"] = points["gpu"].map(lambda g: f"NVIDIA {g}")
+    model = fitted(points, workflow_bin, repo, tmp_path)
     artifact = json.loads(model.read_text())
     block = artifact["across_hardware"]["mlp"]["amp_fp16"]
     assert block["status"] == "ok" and block["gpus"] == sorted(MEASURED)
@@ -76,19 +81,9 @@ def test_a_gpu_not_measured_is_predicted_from_one_measured(workflow_bin, repo, t
     """ "We measured on V100s; how long on an H100?": the workflow's fit rule stores prior_hw
     anchored on the one GPU type measured, and `predict --gpu` answers with the interval its
     published table gave."""
-    timings = tmp_path / "one-gpu.csv"
     points = gpu_points(MEASURED[:1])
     points["gpu"] = points["gpu"].map(lambda g: f"Tesla {g}")
-    points.drop(columns=["device"]).to_csv(timings, index=False)
-    config = external_only(
-        timings, models={"ernest": {}}, preflight={"max_disturbed_fraction": 1.0}
-    )
-    path = tmp_path / "hardware.yaml"
-    path.write_text(yaml.safe_dump(config))
-    target = "results/models/pytorch.json"
-    proc = snakemake(workflow_bin, repo, tmp_path, target, configfile=path, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    model = tmp_path / target
+    model = fitted(points, workflow_bin, repo, tmp_path)
     block = json.loads(model.read_text())["across_hardware"]["mlp"]["amp_fp16"]
     assert block["weights"] == {"prior_hw": 1.0} and block["gpus"] == MEASURED[:1]
 
