@@ -199,21 +199,25 @@ def held_out(
             None if tested.errors is None else tested.errors[names],
         )
         found = answer_from(alone, test, LEVEL, combine, user.get("hardware"), shape)
-        rows.append(
-            pd.DataFrame(
-                {
-                    "model": label,
-                    "gpu": test["gpu"].to_numpy(),
-                    "procs": test["procs"].to_numpy(int),
-                    "batch_size": test["batch_size"].to_numpy(int),
-                    "measured": test["epoch_time_s"].to_numpy(float),
-                    "predicted": found.predicted,
-                    "lo": np.nan if found.lo is None else found.lo,
-                    "hi": np.nan if found.hi is None else found.hi,
-                }
-            )
-        )
+        rows.append(prediction_rows(label, test, found.predicted, found.lo, found.hi))
     return pd.concat(rows, ignore_index=True)
+
+
+def prediction_rows(label: str, test: pd.DataFrame, predicted, lo, hi) -> pd.DataFrame:
+    """One row per row of ``test``: the model or answer ``label``, the row's GPU type and
+    configuration, the time measured, the prediction and its interval (NaN where None)."""
+    return pd.DataFrame(
+        {
+            "model": label,
+            "gpu": test["gpu"].to_numpy(),
+            "procs": test["procs"].to_numpy(int),
+            "batch_size": test["batch_size"].to_numpy(int),
+            "measured": test["epoch_time_s"].to_numpy(float),
+            "predicted": np.asarray(predicted, float),
+            "lo": np.nan if lo is None else lo,
+            "hi": np.nan if hi is None else hi,
+        }
+    )
 
 
 def leave_one_out(series: pd.DataFrame):
@@ -298,29 +302,12 @@ def one_gpu_type_rows(
     )
     predictions = {
         "answer (prior_hw from the one GPU type)": (found.predicted, lo, hi),
-        "the time measured, unscaled": (same, np.nan, np.nan),
-        "scaled by the matrix peak rate": (same * ratio["matrix_tflops"], np.nan, np.nan),
-        "scaled by the memory bandwidth": (same * ratio["memory_tbs"], np.nan, np.nan),
+        "the time measured, unscaled": (same, None, None),
+        "scaled by the matrix peak rate": (same * ratio["matrix_tflops"], None, None),
+        "scaled by the memory bandwidth": (same * ratio["memory_tbs"], None, None),
     }
-    return pd.concat(
-        [
-            pd.DataFrame(
-                {
-                    "model": label,
-                    "gpu": test["gpu"].to_numpy(),
-                    "measured_on": train["gpu"].iloc[0],
-                    "procs": test["procs"].to_numpy(int),
-                    "batch_size": test["batch_size"].to_numpy(int),
-                    "measured": test["epoch_time_s"].to_numpy(float),
-                    "predicted": np.asarray(predicted, float),
-                    "lo": lo,
-                    "hi": hi,
-                }
-            )
-            for label, (predicted, lo, hi) in predictions.items()
-        ],
-        ignore_index=True,
-    )
+    rows = [prediction_rows(label, test, *given) for label, given in predictions.items()]
+    return pd.concat(rows, ignore_index=True).assign(measured_on=train["gpu"].iloc[0])
 
 
 def one_gpu_type(
