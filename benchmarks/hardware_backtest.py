@@ -19,8 +19,9 @@ fit time: the five models fitted and backtested on a synthetic table of 12 GPU t
 networks x 2 precisions x 4 worker counts. ``--timings FILE ...`` judges a user's own
 external-timings files with gpu and precision columns instead: each leave one GPU type out and
 the fastest GPU type asked from the others; ``--hardware FILE`` adds GPU types of a user's
-catalogue file (docs/hardware.md) for them. ``--from-few N`` asks each GPU type of Lambda's
-table from N of its others drawn at random (a study that measured few GPU types);
+catalogue file (docs/hardware.md) for them. ``--from-few N`` asks each GPU type of a series
+from N of its others drawn at random (a study that measured few GPU types; N = 2 scores the
+interval published for two);
 ``--campaign FILE`` compares another measurement campaign of Lambda's table with it at the
 cells both measured, beside the answer's error there. ``--one-gpu-type`` asks each GPU type of
 a series from each other one measured alone (prior_hw, anchored on it), beside the time
@@ -28,7 +29,7 @@ measured there unscaled and scaled by the matrix peak rate or the memory bandwid
 
     .venv/bin/python benchmarks/hardware_backtest.py --write docs/hardware.md
     .venv/bin/python benchmarks/hardware_backtest.py --timings mine/*.csv [--hardware my-gpus.yaml]
-    .venv/bin/python benchmarks/hardware_backtest.py --from-few 3
+    .venv/bin/python benchmarks/hardware_backtest.py --from-few 2 [--timings mine/*.csv]
     .venv/bin/python benchmarks/hardware_backtest.py --campaign older.csv [--hardware extra.yaml]
     .venv/bin/python benchmarks/hardware_backtest.py --one-gpu-type [--timings mine/*.csv]
 """
@@ -59,7 +60,7 @@ from dlperf.models.hardware_answer import (
     backtest,
 )
 from dlperf.models.hardware_features import hardware_frame
-from dlperf.models.prior_hw import learn_slopes, one_gpu_type_interval
+from dlperf.models.prior_hw import learn_slopes, one_gpu_type_interval, two_gpu_types_interval
 
 MODELS = ("lattuada_hw", "powerlaw_hw", "generic_hw", "anchored_hw", "prior_hw")
 # The answer's models before prior_hw replaced anchored_hw, both, and neither (docs/hardware.md).
@@ -191,6 +192,9 @@ def held_out(
             variants += [(f"answer (weighted, {label})", list(names), "weighted", "symmetric")]
     variants += [("answer (weighted, asymmetric)", combined, "weighted", "asymmetric")]
     variants += [(m, [m], "weighted", "symmetric") for m in tested.fitted]
+    # From two GPU types, the interval the shipped prior_hw.yaml gives the answer's models: the
+    # library gives none with slopes learned here (that table never scored them), as with one.
+    shipped = two_gpu_types_interval(LEVEL) if train["gpu"].nunique() == 2 else None
     rows = []
     for label, names, combine, shape in variants:
         alone = Backtest(
@@ -199,7 +203,10 @@ def held_out(
             None if tested.errors is None else tested.errors[names],
         )
         found = answer_from(alone, test, LEVEL, combine, user.get("hardware"), shape)
-        rows.append(prediction_rows(label, test, found.predicted, found.lo, found.hi))
+        lo, hi = found.lo, found.hi
+        if shipped is not None and set(names) == set(ANSWER_MODELS):
+            lo, hi = found.predicted * np.exp(-shipped[0]), found.predicted * np.exp(shipped[0])
+        rows.append(prediction_rows(label, test, found.predicted, lo, hi))
     return pd.concat(rows, ignore_index=True)
 
 
@@ -650,39 +657,69 @@ def markdown(summaries: dict[str, pd.DataFrame]) -> str:
     return "\n\n".join(blocks)
 
 
+def asked_tables(args: argparse.Namespace, lambda_label: str) -> dict[str, pd.DataFrame] | None:
+    """The tables a cut of ``--one-gpu-type`` or ``--from-few`` is judged on: each ``--timings``
+    file, else Lambda's (named after ``lambda_label``), CSC's and MXNet's; None, said, where
+    ../shared is not present to read them from."""
+    if args.timings:
+        return {path.stem: timings_points(path) for path in args.timings}
+    if not args.shared.exists():
+        print(f"{args.shared} is not present; nothing to measure", file=sys.stderr)
+        return None
+    return {
+        f"Lambda ({lambda_label}; its slopes without the GPU type asked)": lambda_points(
+            args.shared
+        ),
+        "CSC (V100, A100, MI250X GCD)": csc_points(args.shared),
+        "MXNet's FAQ (K80, M40, M60, P100, V100)": mxnet_points(args.shared),
+    }
+
+
+def asked_markdown(args: argparse.Namespace, found: dict[str, pd.DataFrame], how: str) -> str:
+    """The summary of each table's rows ``found`` asked so (``how``), and with ``--timings``
+    of every file together."""
+    found = {name: rows for name, rows in found.items() if not rows.empty}
+    if args.timings and found:
+        found["every file"] = pd.concat(found.values(), ignore_index=True)
+    return markdown({f"{name}, {how}": summarise(rows) for name, rows in found.items()})
+
+
 def one_gpu_type_tables(args: argparse.Namespace) -> int:
     """``--one-gpu-type``: :func:`one_gpu_type` on the published tables, or per ``--timings``
     file and over them all; prior_hw's slopes learned on Lambda's table without the GPU type
     asked where ../shared is present."""
-    prior_from = lambda_points(args.shared) if args.shared.exists() else None
-    if args.timings:
-        found = {path.stem: one_gpu_type(timings_points(path), prior_from, args.hardware)
-                 for path in args.timings}  # fmt: skip
-        found = {name: rows for name, rows in found.items() if not rows.empty}
-        if found:
-            found["every file"] = pd.concat(found.values(), ignore_index=True)
-    elif prior_from is None:
-        print(f"{args.shared} is not present; nothing to measure", file=sys.stderr)
+    tables = asked_tables(args, "the table the prior was learned on")
+    if tables is None:
         return 0
-    else:
-        found = {
-            "Lambda (the table the prior was learned on; its slopes without the GPU type "
-            "asked)": one_gpu_type(prior_from, prior_from),
-            "CSC (V100, A100, MI250X GCD)": one_gpu_type(csc_points(args.shared), prior_from),
-            "MXNet's FAQ (K80, M40, M60, P100, V100)": one_gpu_type(
-                mxnet_points(args.shared), prior_from
-            ),
-        }
-    text = markdown(
-        {
-            f"{name}, each GPU type asked from each other one": summarise(rows)
-            for name, rows in found.items()
-        }  # fmt: skip
-    )
+    prior_from = lambda_points(args.shared) if args.shared.exists() else None
+    found = {name: one_gpu_type(frame, prior_from, args.hardware)
+             for name, frame in tables.items()}  # fmt: skip
+    text = asked_markdown(args, found, "each GPU type asked from each other one")
     print(text or "no series of two or more GPU types to cut")
     if args.write and not args.timings:
         command = "python benchmarks/hardware_backtest.py --one-gpu-type --write docs/hardware.md"
         write_between_markers(args.write, "hardware-one", f"Measured with `{command}`.\n\n{text}")
+    return 0
+
+
+def from_few_tables(args: argparse.Namespace) -> int:
+    """``--from-few N``: each GPU type of a series asked from N of its others drawn at random
+    (:func:`from_few`) on the published tables, or per ``--timings`` file and over them all;
+    prior_hw's slopes learned on Lambda's table without the GPU type asked where ../shared is
+    present."""
+    tables = asked_tables(args, "the table the prior and the interval from two were learned on")
+    if tables is None:
+        return 0
+    prior_from = lambda_points(args.shared) if args.shared.exists() else None
+    cut = functools.partial(from_few, count=args.from_few)
+    found = {
+        name: run(frame, cut, prior_from=prior_from, hardware=args.hardware, skip_unfitted=True)
+        for name, frame in tables.items()
+    }
+    text = asked_markdown(args, found, f"each GPU type asked from {args.from_few} others")
+    print(text or f"no series of more than {args.from_few} GPU types to cut")
+    skipped = sum(rows.attrs["skipped"] for rows in found.values())
+    print(f"\n{skipped} GPU types of a series not asked: no model could be fitted")
     return 0
 
 
@@ -706,8 +743,8 @@ def main(argv: list[str] | None = None) -> int:
         "--from-few",
         type=int,
         metavar="N",
-        help="only Lambda's table with each GPU type asked from N of its others drawn at random "
-        "(a study that measured few GPU types)",
+        help="only each GPU type asked from N of its others drawn at random (a study that "
+        "measured few GPU types), on Lambda's, CSC's and MXNet's tables or the --timings files",
     )
     parser.add_argument(
         "--one-gpu-type",
@@ -733,6 +770,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     if args.one_gpu_type:
         return one_gpu_type_tables(args)
+    if args.from_few:
+        return from_few_tables(args)
     if args.timings:
         # prior_hw's slopes learned on Lambda's table without the GPU types asked, where
         # ../shared is present (else the shipped ones, which saw every GPU type of Lambda's).
@@ -760,15 +799,6 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.shared.exists():
         print(f"{args.shared} is not present; nothing to measure", file=sys.stderr)
-        return 0
-    if args.from_few:
-        lambda_table = lambda_points(args.shared)
-        cut = functools.partial(from_few, count=args.from_few)
-        found = run(lambda_table, cut, prior_from=lambda_table, skip_unfitted=True)
-        print(markdown({f"Lambda, each GPU type from {args.from_few} others": summarise(found)}))
-        print(
-            f"\n{found.attrs['skipped']} GPU types of a series not asked: no model could be fitted"
-        )
         return 0
     if args.campaign:
         lambda_table = lambda_points(args.shared)

@@ -7,7 +7,11 @@ and batch, pooled over every network and configuration of Lambda's PyTorch table
 type measured (``one_gpu_type``): per network and precision each GPU type asked from each other
 one alone, by prior_hw with slopes learned without the GPU type asked, held to the envelope of
 the one measured; the split-conformal radius of those absolute log errors at each level from
-0.50 to 0.99, and the largest reach a question went. Prints them; ``--write`` writes
+0.50 to 0.99, and the largest reach a question went. And the same for an answer from two GPU
+types measured (``two_gpu_types``): each GPU type asked from PAIRS pairs of its series' other
+GPU types, drawn at random with a fixed seed (every pair would take half an hour), by the
+answer's models alike (``dlperf.models.hardware_answer.ANSWER_MODELS``), prior_hw's slopes
+learned without the GPU type asked. Prints them; ``--write`` writes
 ``src/dlperf/models/prior_hw.yaml`` (atomically). A test holds the shipped file equal to what
 this learns when ``../shared`` is present.
 
@@ -17,8 +21,10 @@ this learns when ``../shared`` is present.
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import sys
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
 
@@ -30,14 +36,21 @@ from published import LAMBDA, SHARED
 
 from dlperf.io import atomic_write_text
 from dlperf.models import make_model
-from dlperf.models.hardware_answer import conformal_radius, hardware_range, reach
-from dlperf.models.hardware_envelope import envelope, envelope_points
+from dlperf.models.hardware_answer import (
+    ANSWER_MODELS,
+    answer,
+    conformal_radius,
+    hardware_range,
+    reach,
+)
 from dlperf.models.prior_hw import learn_slopes
 
 TARGET = Path(__file__).resolve().parents[1] / "src" / "dlperf" / "models" / "prior_hw.yaml"
 DIGITS = 6
 # The levels the one-GPU-type radius is shipped at: a level between two takes the higher.
 LEVELS = [round(0.5 + 0.01 * step, 2) for step in range(50)]
+PAIRS = 8  # pairs of other GPU types each GPU type is asked from, for two GPU types measured
+SEED = 0
 
 
 def source_line(shared: Path) -> str:
@@ -46,30 +59,52 @@ def source_line(shared: Path) -> str:
         return table.readline().lstrip("#").strip().removeprefix("source:").strip()
 
 
-def one_gpu_type_errors(points: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """log(predicted / measured) of every point asked from each other GPU type of its network
-    and precision alone (module docstring), and each question's reach."""
+def asked_errors(
+    points: pd.DataFrame,
+    models: tuple[str, ...],
+    measured: Callable[[list[str]], Iterable[tuple[str, ...]]],
+) -> tuple[np.ndarray, np.ndarray]:
+    """log(predicted / measured) of every point asked by the answer of ``models`` alike, fitted
+    on each set of GPU types ``measured`` draws from the other GPU types of its network and
+    precision (module docstring), and each question's reach; a set on which one of the models
+    cannot be fitted asks nothing (the answer there is another combination)."""
     errors, reaches, slopes = [], [], {}
     for _, series in points.groupby(["network", "precision"], sort=True):
         gpus = sorted(series["gpu"].unique())
         for asked in gpus:
             if asked not in slopes:
                 slopes[asked] = learn_slopes(points[points["gpu"] != asked])
+            settings = {"prior_hw": {"slopes": slopes[asked]}}
             test = series[series["gpu"] == asked]
-            for measured in gpus:
-                if measured == asked:
+            for gpu_types in measured([g for g in gpus if g != asked]):
+                train = series[series["gpu"].isin(gpu_types)]
+                found = answer([make_model(m, settings.get(m, {})) for m in models], train, test)
+                if set(found.weights) != set(models):
                     continue
-                train = series[series["gpu"] == measured]
-                model = make_model("prior_hw", {"slopes": slopes[asked]}).fit(train)
-                low, high = envelope(envelope_points(train), test)
-                predicted = np.clip(model.predict(test), low, high)
-                errors.append(np.log(predicted / test["epoch_time_s"].to_numpy(float)))
+                errors.append(np.log(found.predicted / test["epoch_time_s"].to_numpy(float)))
                 reaches.append(reach(hardware_range(train, None), test, None))
     return np.concatenate(errors), np.concatenate(reaches)
 
 
-def one_gpu_type(points: pd.DataFrame) -> dict:
-    errors, reaches = one_gpu_type_errors(points)
+def each_one(others: list[str]) -> list[tuple[str, ...]]:
+    """Each other GPU type alone: a study of one GPU type."""
+    return [(gpu,) for gpu in others]
+
+
+def drawn_pairs(rng: np.random.Generator) -> Callable[[list[str]], list[tuple[str, ...]]]:
+    """PAIRS pairs of the other GPU types, drawn by ``rng``: a study of two GPU types (every
+    pair would take half an hour)."""
+
+    def pairs_of(others: list[str]) -> list[tuple[str, ...]]:
+        pairs = list(itertools.combinations(others, 2))
+        drawn = rng.choice(len(pairs), size=min(PAIRS, len(pairs)), replace=False)
+        return [pairs[index] for index in sorted(drawn)]
+
+    return pairs_of
+
+
+def published_interval(errors: np.ndarray, reaches: np.ndarray) -> dict:
+    """How many questions, the largest reach they went and the radius at each of LEVELS."""
     return {
         "questions": len(errors),
         # Rounded up: the question that went farthest stays within it.
@@ -94,7 +129,14 @@ def prior(shared: Path = SHARED) -> dict:
             precision: {name: round(value, DIGITS) for name, value in slopes.items()}
             for precision, slopes in learned.items()
         },
-        "one_gpu_type": one_gpu_type(points),
+        "one_gpu_type": published_interval(*asked_errors(points, ("prior_hw",), each_one)),
+        "two_gpu_types": {
+            "models": sorted(ANSWER_MODELS),
+            "pairs_per_gpu_type": PAIRS,
+            **published_interval(
+                *asked_errors(points, ANSWER_MODELS, drawn_pairs(np.random.default_rng(SEED)))
+            ),
+        },
     }
 
 

@@ -59,10 +59,12 @@ def test_a_gpu_not_measured_is_predicted_from_two_measured(workflow_bin, repo, t
     answer = predict(model, "NVIDIA H100 80GB HBM3")
     assert answer["gpu"] == "H100-SXM5-80GB" and answer["precision"] == "amp_fp16"
     assert "not measured" in answer["said"] and "beyond those of the GPU types" in answer["said"]
-    assert "no interval" in answer["said"]  # two GPU types leave no backtest
+    # Two GPU types leave no backtest: the interval a published table gave that answer.
+    assert "published table, each GPU type asked from 2 others" in answer["said"]
     rows = answer["predictions"]
     assert [r["procs"] for r in rows] == [1, 4]
     assert all(r["reach"] > 1 and r["epoch_time_s"] > 0 for r in rows)
+    assert all(r["epoch_time_lo_s"] < r["epoch_time_s"] < r["epoch_time_hi_s"] for r in rows)
     # The H100 computes faster than both GPU types measured: its single-GPU epoch is faster.
     measured_fastest = points[(points["procs"] == 1) & (points["batch_size"] == 32)]
     assert rows[0]["epoch_time_s"] < measured_fastest["epoch_time_s"].min()

@@ -18,13 +18,15 @@ reach beyond the backtested, sqrt(q^2 + (s log2(1 + D))^2) with the worker-count
 q the wider of the two combinations' conformal quantiles (beyond the backtest nothing is known
 better than within it).
 Which combination and interval hold on GPU types left out is measured by
-``benchmarks/hardware_backtest.py`` (docs/hardware.md). Two GPU types leave no backtest that
-fits: the answer is then the geometric mean with each form alike, with no interval, and says
-so. One GPU type is answered by the models that fit on one (prior_hw: its slopes a published
-table taught, anchored on it), with the interval of its errors on that table asking each GPU
-type from each other one alone (``HardwareModel.published_interval``), whose reach plays the
-backtested reach's part. Every model's prediction, in the backtest as in the answer, and the
-interval are held to what physics allows from the GPU types measured
+``benchmarks/hardware_backtest.py`` (docs/hardware.md). One or two GPU types leave no backtest
+that fits. Two are answered by the geometric mean with each form alike, one by the models that
+fit on one (prior_hw: its slopes a published table taught, anchored on it); the interval is
+that answer's on the published table, each of its GPU types asked from two others or from each
+other one alone (:func:`dlperf.models.prior_hw.answer_interval`, scored by
+``benchmarks/hardware_prior.py``), whose reach plays the backtested reach's part; none where no
+model carries one (slopes of the user's), and the answer says so. Every model's prediction, in
+the backtest as in the answer, and the interval are held to what physics allows from the GPU
+types measured
 (:mod:`dlperf.models.hardware_envelope`).
 """
 
@@ -45,6 +47,7 @@ from .answer import RULES, growth, half_width, prior_per_doubling
 from .base import TARGET, InsufficientData, PerformanceModel, capabilities_of, clone
 from .hardware_envelope import envelope, envelope_points
 from .hardware_features import gpu_types, hardware_frame, leave_one_gpu_out
+from .prior_hw import answer_interval
 from .series import base_networks
 
 COMBINATIONS = ("weighted", "unshrunk", "best", "equal")
@@ -225,58 +228,56 @@ def summary(
     beyond the backtested reach (``beyond_backtest``: that reach, each form alike, the factors
     of that combination's backtest errors), the GPU types measured and the range of their
     figures."""
-    if len(gpu_types(tested.frame)) == 1:
-        return _from_one_gpu_type(tested, level, hardware)
+    if tested.errors is None:
+        return _without_backtest(tested, level, hardware)
     fitted, errors = tested.fitted, tested.errors
     alike = form_weights(fitted)
-    weights = (
-        model_weights(errors, combine, len(gpu_types(tested.frame)))
-        if errors is not None
-        else alike
+    weights = model_weights(errors, combine, len(gpu_types(tested.frame)))
+    tested_reach = backtested_reach(tested.frame, hardware)
+    factors = _factors(errors, weights, level, shape)
+    alike_factors = _factors(errors, alike, level, shape)
+    if factors is not None and alike_factors is not None:
+        # Beyond what the backtest asked nothing is known better than within it: the wider
+        # of the two combinations' quantiles, before the widening with reach.
+        (alike_down, alike_up), (down, up) = alike_factors, factors
+        alike_factors = [min(alike_down, down), max(alike_up, up)]
+    method = (
+        f"{combine} geometric mean of the models, interval from a leave-one-GPU-type-out "
+        f"backtest over {len(gpu_types(tested.frame))} GPU types "
+        f"(split-conformal, {shape}, {level:.0%}); beyond the backtested reach "
+        f"({tested_reach:.3g}x) each form alike, the interval widened"
     )
-    factors = alike_factors = tested_reach = None
-    method = "geometric mean of the models, each form alike; no interval: two GPU types measured"
-    if errors is not None:
-        tested_reach = backtested_reach(tested.frame, hardware)
-        factors = _factors(errors, weights, level, shape)
-        alike_factors = _factors(errors, alike, level, shape)
-        if factors is not None and alike_factors is not None:
-            # Beyond what the backtest asked nothing is known better than within it: the wider
-            # of the two combinations' quantiles, before the widening with reach.
-            (alike_down, alike_up), (down, up) = alike_factors, factors
-            alike_factors = [min(alike_down, down), max(alike_up, up)]
-        method = (
-            f"{combine} geometric mean of the models, interval from a leave-one-GPU-type-out "
-            f"backtest over {len(gpu_types(tested.frame))} GPU types "
-            f"(split-conformal, {shape}, {level:.0%}); beyond the backtested reach "
-            f"({tested_reach:.3g}x) each form alike, the interval widened"
-        )
     return _block(
         tested, level, hardware, weights, factors, tested_reach, alike, alike_factors, method
     )
 
 
-def _from_one_gpu_type(tested: Backtest, level: float, hardware: str | None) -> dict:
-    """The :func:`summary` of timings of one GPU type: the models that fit on one (prior_hw,
-    whose slopes a published table taught), alike; a model alone has the interval published
-    beside it (:meth:`HardwareModel.published_interval`), whose reach plays the backtested
-    reach's part."""
+def _without_backtest(tested: Backtest, level: float, hardware: str | None) -> dict:
+    """The :func:`summary` of timings of one or two GPU types, too few for a backtest: the
+    models that fit, each form alike (on one GPU type prior_hw alone, whose slopes a published
+    table taught), with the interval that table gave such an answer
+    (:func:`dlperf.models.prior_hw.answer_interval`), whose reach plays the backtested reach's
+    part; else none."""
     fitted = tested.fitted
-    weights = {name: 1.0 / len(fitted) for name in fitted}
-    models = list(fitted.values())
-    published = models[0].published_interval(level) if len(models) == 1 else None
-    (gpu,) = {load(hardware).match(g).name for g in gpu_types(tested.frame)}
-    anchored = f"{', '.join(fitted)} anchored on the one GPU type measured ({gpu})"
+    weights = form_weights(fitted)
+    gpus = sorted({load(hardware).match(g).name for g in gpu_types(tested.frame)})
+    published = answer_interval(fitted, len(gpus), level)
+    if len(gpus) == 1:
+        answered, asked_from = f"{', '.join(fitted)} anchored", "each other one alone"
+        answered += f" on the one GPU type measured ({gpus[0]})"
+    else:
+        answered = "geometric mean of the models, each form alike"
+        answered += f" ({len(gpus)} GPU types measured leave no backtest)"
+        asked_from = f"{len(gpus)} others"
     factors = published_reach = None
-    method = f"{anchored}; no interval"
+    method = f"{answered}; no interval"
     if published is not None:
         radius, published_reach = published
         factors = [math.exp(-radius), math.exp(radius)]
         method = (
-            f"{anchored}, its slopes learned on a published table; interval from that table, "
-            f"each GPU type asked from each other one alone (split-conformal, symmetric, "
-            f"{level:.0%}); beyond the reach those questions went ({published_reach:.3g}x) the "
-            "interval widened"
+            f"{answered}; interval from a published table, each GPU type asked from "
+            f"{asked_from} (split-conformal, symmetric, {level:.0%}); beyond the reach those "
+            f"questions went ({published_reach:.3g}x) the interval widened"
         )
     return _block(
         tested, level, hardware, weights, factors, published_reach, weights, factors, method

@@ -77,12 +77,6 @@ class HardwareModel(PerformanceModel):
         self.hardware = hardware
         self.seed = seed
 
-    def published_interval(self, level: float) -> tuple[float, float] | None:
-        """Fitted on one GPU type: (log radius of its interval at ``level``, the largest reach
-        the errors behind it went) from errors published beside the model; None: it has none
-        (a model that learns from the GPU types measured needs two or more)."""
-        return None
-
     def check_points(self, frame: pd.DataFrame) -> None:
         """InsufficientData unless the points are enough and name ``min_gpu_types`` GPU
         types or more."""

@@ -26,6 +26,7 @@ prior's hardware slopes sum to about -1). Measured in docs/hardware.md.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
 
@@ -42,6 +43,7 @@ from .anchored_hw import (
     slope_features,
     within_slopes,
 )
+from .base import PerformanceModel
 
 # The precision whose learned slopes each precision takes (module docstring).
 LEARNED_AS = {"fp32": "fp32", "tf32": "fp32", "amp_fp16": "amp_fp16", "bf16": "amp_fp16"}
@@ -93,7 +95,18 @@ def one_gpu_type_interval(level: float) -> tuple[float, float] | None:
     ``level`` of prior_hw's absolute log errors on the published table, each GPU type asked
     from each other one (at the lowest level shipped at or above ``level``), and the largest
     reach those questions went; None above the highest level shipped."""
-    published = shipped_prior()["one_gpu_type"]
+    return _shipped_interval("one_gpu_type", level)
+
+
+def two_gpu_types_interval(level: float) -> tuple[float, float] | None:
+    """The same for a GPU type asked from two others measured, by the answer's models alike
+    (``two_gpu_types`` in ``prior_hw.yaml``, which names them): each GPU type of the published
+    table asked from pairs of its others."""
+    return _shipped_interval("two_gpu_types", level)
+
+
+def _shipped_interval(entry: str, level: float) -> tuple[float, float] | None:
+    published = shipped_prior()[entry]
     radii = {float(at): float(radius) for at, radius in published["radius"].items()}
     above = [at for at in sorted(radii) if at >= level - 1e-9]
     return (radii[above[0]], float(published["reach"])) if above else None
@@ -132,12 +145,6 @@ class PriorHardwareModel(AnchoredHardwareModel):
                     f"prior_hw: slopes must give, per precision (fp32, amp_fp16), the slopes "
                     f"{', '.join(SLOPES)}; got {precision!r}: {', '.join(sorted(entry))}"
                 )
-
-    def published_interval(self, level: float) -> tuple[float, float] | None:
-        """Fitted on one GPU type: the shipped prior's interval, scored on the table it was
-        learned on (:func:`one_gpu_type_interval`); None with slopes of the user's, which that
-        table never scored."""
-        return one_gpu_type_interval(level) if self.slopes is None else None
 
     def _prior(self) -> dict[str, dict[str, float]]:
         return self.slopes if self.slopes is not None else shipped_prior()["slopes"]
@@ -206,3 +213,22 @@ class PriorHardwareModel(AnchoredHardwareModel):
             for p, k in data.get("strengths", dict.fromkeys(data["slopes"], 1.0)).items()
         }
         return model
+
+
+def answer_interval(
+    fitted: Mapping[str, PerformanceModel], gpu_count: int, level: float
+) -> tuple[float, float] | None:
+    """(radius, reach) of the interval the published table gave an answer of the models
+    ``fitted`` (by name) alike, from ``gpu_count`` GPU types measured, too few for a backtest:
+    prior_hw alone from one (:func:`one_gpu_type_interval`), or with the models
+    ``two_gpu_types`` in ``prior_hw.yaml`` names from two (:func:`two_gpu_types_interval`).
+    None with slopes of the user's (that table never scored them), without prior_hw, or for
+    another combination (prior_hw alone on two GPU types learns its strength from them)."""
+    prior = fitted.get(PriorHardwareModel.name)
+    if prior is None or prior.slopes is not None:
+        return None
+    if gpu_count == 1 and set(fitted) == {prior.name}:
+        return one_gpu_type_interval(level)
+    if gpu_count == 2 and set(fitted) == set(shipped_prior()["two_gpu_types"]["models"]):
+        return two_gpu_types_interval(level)
+    return None

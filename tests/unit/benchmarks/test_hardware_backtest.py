@@ -305,6 +305,27 @@ def test_each_gpu_type_is_asked_from_a_few_others_drawn_at_random():
     assert not list(backtest.from_few(series, len(gpus)))
 
 
+def test_from_two_gpu_types_the_answer_is_scored_with_the_interval_shipped_for_two(
+    tmp_path, capsys
+):
+    """With slopes learned without the GPU type asked the library gives no interval; the
+    benchmark scores the one shipped for two GPU types, on the answer's models alone."""
+    table = backtest.synthetic_table()
+    series = table[(table["network"] == "net0") & (table["precision"] == "fp32")].head(16)
+    slopes = backtest.learn_slopes(table)
+    train, test = next(backtest.from_few(series, 2))
+    found = backtest.held_out(train, test, slopes).set_index("model")
+    radius, _ = backtest.two_gpu_types_interval(backtest.LEVEL)
+    answered = found.loc["answer (weighted)"]
+    assert np.allclose(answered["hi"] / answered["predicted"], np.exp(radius))
+    assert found.loc["prior_hw", "hi"].isna().all()  # a model alone was never scored so
+    path = tmp_path / "mine.csv"
+    series.assign(framework="pytorch").to_csv(path, index=False)
+    assert backtest.main(["--from-few", "2", "--timings", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "every file, each GPU type asked from 2 others" in out
+
+
 def test_each_gpu_type_is_asked_from_each_other_one_alone_beside_three_scalings(tmp_path, capsys):
     table = backtest.synthetic_table()
     series = table[(table["network"] == "net0") & (table["precision"] == "fp32")].head(12)

@@ -1,5 +1,6 @@
-"""benchmarks/hardware_prior.py: the slopes shipped as prior_hw.yaml, and the interval of an
-answer from one GPU type measured, are what Lambda's published table teaches, with its source."""
+"""benchmarks/hardware_prior.py: the slopes shipped as prior_hw.yaml, and the intervals of an
+answer from one or two GPU types measured, are what Lambda's published table teaches, with its
+source."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 import yaml
 
 from benchmarkscripts import load_benchmark
+from dlperf.models.hardware_answer import ANSWER_MODELS
 from dlperf.models.prior_hw import shipped_prior
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -25,10 +27,12 @@ def test_the_shipped_slopes_are_what_the_published_table_teaches():
     assert shipped["learned_on"] == learned["learned_on"]
     for precision, slopes in learned["slopes"].items():
         assert shipped["slopes"][precision] == pytest.approx(slopes, abs=1e-6)
-    one, learned_one = shipped["one_gpu_type"], learned["one_gpu_type"]
-    assert one["questions"] == learned_one["questions"]
-    assert one["reach"] == pytest.approx(learned_one["reach"], abs=1e-6)
-    assert one["radius"] == pytest.approx(learned_one["radius"], abs=1e-6)
+    for entry in ("one_gpu_type", "two_gpu_types"):
+        published, taught = shipped[entry], learned[entry]
+        assert published["questions"] == taught["questions"]
+        assert published["reach"] == pytest.approx(taught["reach"], abs=1e-6)
+        assert published["radius"] == pytest.approx(taught["radius"], abs=1e-6)
+    assert shipped["two_gpu_types"]["models"] == sorted(ANSWER_MODELS)
 
 
 @pytest.mark.skipif(not SHARED.exists(), reason="../shared/data is not present")

@@ -28,7 +28,12 @@ from dlperf.models.hardware_answer import (
     summary,
 )
 from dlperf.models.hardware_envelope import envelope
-from dlperf.models.prior_hw import one_gpu_type_interval, shipped_prior
+from dlperf.models.prior_hw import (
+    answer_interval,
+    one_gpu_type_interval,
+    shipped_prior,
+    two_gpu_types_interval,
+)
 
 GPUS = ["V100-SXM2-16GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "RTX 4090", "A10"]
 
@@ -146,6 +151,37 @@ def test_two_gpu_types_answer_without_an_interval():
     points = law_points(gpus=GPUS[:2])
     found = answer([make_model("generic_hw")], points, points.head(3))
     assert found.lo is None and "no interval" in found.method
+
+
+def test_two_gpu_types_measured_get_the_interval_the_published_table_gave_that_answer():
+    """Two GPU types leave no backtest: the answer's models alike, with the interval their
+    errors had on the published table, each GPU type asked from pairs of its others; only for
+    the combination that table scored, with the shipped slopes."""
+    points = law_points(gpus=GPUS[:2])
+    tested = backtest([make_model(n) for n in ANSWER_MODELS], points)
+    assert set(tested.fitted) == set(ANSWER_MODELS) and tested.errors is None
+    block = summary(tested)
+    radius, published_reach = answer_interval(tested.fitted, 2, 0.9)
+    assert (radius, published_reach) == two_gpu_types_interval(0.9)
+    assert radius > one_gpu_type_interval(0.9)[0]  # two GPU types taught more to get wrong
+    assert block["interval_factors"] == pytest.approx([np.exp(-radius), np.exp(radius)])
+    assert block["beyond_backtest"]["reach"] == published_reach
+    assert block["weights"] == form_weights(tested.fitted)
+    assert "asked from 2 others" in block["method"]
+    asked = points.head(3).assign(gpu="H100-SXM5-80GB")
+    found = answer_at(block, asked)
+    assert not found.measured.any() and np.all(found.lo < found.predicted)
+    assert np.all(found.hi / found.predicted <= np.exp(radius) * (1 + 1e-9))
+    # Another combination, or slopes of the user's, was never scored there: no interval.
+    fewer = {n: m for n, m in tested.fitted.items() if n != "generic_hw"}
+    assert answer_interval(fewer, 2, 0.9) is None
+    # prior_hw alone on two GPU types learns its strength there: not what one GPU type scored.
+    alone = {"prior_hw": tested.fitted["prior_hw"]}
+    assert answer_interval(alone, 2, 0.9) is None
+    assert answer_interval(alone, 1, 0.9) == one_gpu_type_interval(0.9)
+    slopes = {p: dict(v) for p, v in shipped_prior()["slopes"].items()}
+    models = [make_model(n, {"slopes": slopes} if n == "prior_hw" else {}) for n in ANSWER_MODELS]
+    assert summary(backtest(models, points))["interval_factors"] is None
 
 
 def test_only_models_across_hardware_are_asked():
