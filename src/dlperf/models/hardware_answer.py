@@ -26,8 +26,7 @@ other one alone (:func:`dlperf.models.prior_hw.answer_interval`, scored by
 ``benchmarks/hardware_prior.py``), whose reach plays the backtested reach's part; none where no
 model carries one (slopes of the user's), and the answer says so. Every model's prediction, in
 the backtest as in the answer, and the interval are held to what physics allows from the GPU
-types measured
-(:mod:`dlperf.models.hardware_envelope`).
+types measured (:mod:`dlperf.models.hardware_envelope`).
 """
 
 from __future__ import annotations
