@@ -145,7 +145,8 @@ INTRO = (
     "is the answer's spread on GPU types left out of the fit; for a GPU farther beyond those "
     "measured than any the fit left out, each form of model weighs alike and the interval "
     'widens (the "how" column gives that reach). From one GPU type measured, prior_hw alone '
-    "answers, its slopes and interval from the published table it was learned on."
+    "answers, its slopes and interval from the published table it was learned on; from two, "
+    "too few to leave one out, the models alike, with the interval that table gave them."
 )
 
 
