@@ -55,12 +55,13 @@ from dlperf.models.hardware_answer import (
     ANSWER_MODELS,
     COMBINATIONS,
     Backtest,
+    HardwareAnswer,
     answer,
     answer_from,
     backtest,
 )
 from dlperf.models.hardware_features import hardware_frame
-from dlperf.models.prior_hw import learn_slopes, one_gpu_type_interval, two_gpu_types_interval
+from dlperf.models.prior_hw import learn_slopes, shipped_interval
 
 MODELS = ("lattuada_hw", "powerlaw_hw", "generic_hw", "anchored_hw", "prior_hw")
 # The answer's models before prior_hw replaced anchored_hw, both, and neither (docs/hardware.md).
@@ -192,9 +193,6 @@ def held_out(
             variants += [(f"answer (weighted, {label})", list(names), "weighted", "symmetric")]
     variants += [("answer (weighted, asymmetric)", combined, "weighted", "asymmetric")]
     variants += [(m, [m], "weighted", "symmetric") for m in tested.fitted]
-    # From two GPU types, the interval the shipped prior_hw.yaml gives the answer's models: the
-    # library gives none with slopes learned here (that table never scored them), as with one.
-    shipped = two_gpu_types_interval(LEVEL) if train["gpu"].nunique() == 2 else None
     rows = []
     for label, names, combine, shape in variants:
         alone = Backtest(
@@ -203,11 +201,23 @@ def held_out(
             None if tested.errors is None else tested.errors[names],
         )
         found = answer_from(alone, test, LEVEL, combine, user.get("hardware"), shape)
-        lo, hi = found.lo, found.hi
-        if shipped is not None and set(names) == set(ANSWER_MODELS):
-            lo, hi = found.predicted * np.exp(-shipped[0]), found.predicted * np.exp(shipped[0])
+        lo, hi = with_shipped_interval(found, names, train["gpu"].nunique())
         rows.append(prediction_rows(label, test, found.predicted, lo, hi))
     return pd.concat(rows, ignore_index=True)
+
+
+def with_shipped_interval(found: HardwareAnswer, names: list[str], gpu_count: int) -> tuple:
+    """The answer's interval, or where the library gives none only because prior_hw's slopes
+    were learned here (the table behind the shipped radius never scored them), the one shipped
+    for that answer from ``gpu_count`` GPU types (:func:`shipped_interval`), not widened beyond
+    its reach; (None, None) where none is shipped either."""
+    if found.lo is not None:
+        return found.lo, found.hi
+    shipped = shipped_interval(names, gpu_count, LEVEL)
+    if shipped is None:
+        return None, None
+    spread = np.exp(shipped[0])
+    return found.predicted / spread, found.predicted * spread
 
 
 def prediction_rows(label: str, test: pd.DataFrame, predicted, lo, hi) -> pd.DataFrame:
@@ -298,10 +308,7 @@ def one_gpu_type_rows(
     user = {} if hardware is None else {"hardware": str(hardware)}
     model = make_model("prior_hw", {"slopes": slopes} | user)
     found = answer([model], train, test, LEVEL, hardware=user.get("hardware"))
-    lo, hi = found.lo, found.hi
-    if lo is None:
-        radius, _ = one_gpu_type_interval(LEVEL)
-        lo, hi = found.predicted * np.exp(-radius), found.predicted * np.exp(radius)
+    lo, hi = with_shipped_interval(found, [model.name], 1)
     same = test["epoch_time_s_measured"] * test["data_size"] / test["data_size_measured"]
     ratio = (
         hardware_frame(train.iloc[:1], user.get("hardware")).iloc[0]

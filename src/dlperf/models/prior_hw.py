@@ -26,7 +26,7 @@ prior's hardware slopes sum to about -1). Measured in docs/hardware.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from functools import lru_cache
 from importlib import resources
 
@@ -215,20 +215,29 @@ class PriorHardwareModel(AnchoredHardwareModel):
         return model
 
 
+def shipped_interval(
+    names: Collection[str], gpu_count: int, level: float
+) -> tuple[float, float] | None:
+    """(radius, reach) of the interval the published table gave an answer of the models
+    ``names`` alike, from ``gpu_count`` GPU types measured, too few for a backtest, with the
+    slopes it scored (prior_hw's learned without the GPU type asked): prior_hw alone from one
+    (:func:`one_gpu_type_interval`), or the models ``two_gpu_types`` in ``prior_hw.yaml``
+    names from two (:func:`two_gpu_types_interval`); None for another combination (prior_hw
+    alone on two GPU types learns its strength from them)."""
+    if gpu_count == 1 and set(names) == {PriorHardwareModel.name}:
+        return one_gpu_type_interval(level)
+    if gpu_count == 2 and set(names) == set(shipped_prior()["two_gpu_types"]["models"]):
+        return two_gpu_types_interval(level)
+    return None
+
+
 def answer_interval(
     fitted: Mapping[str, PerformanceModel], gpu_count: int, level: float
 ) -> tuple[float, float] | None:
-    """(radius, reach) of the interval the published table gave an answer of the models
-    ``fitted`` (by name) alike, from ``gpu_count`` GPU types measured, too few for a backtest:
-    prior_hw alone from one (:func:`one_gpu_type_interval`), or with the models
-    ``two_gpu_types`` in ``prior_hw.yaml`` names from two (:func:`two_gpu_types_interval`).
-    None with slopes of the user's (that table never scored them), without prior_hw, or for
-    another combination (prior_hw alone on two GPU types learns its strength from them)."""
+    """:func:`shipped_interval` of the models ``fitted`` (by name), where prior_hw is among them
+    with the shipped slopes; None with slopes of the user's (that table never scored them) or
+    without prior_hw."""
     prior = fitted.get(PriorHardwareModel.name)
     if prior is None or prior.slopes is not None:
         return None
-    if gpu_count == 1 and set(fitted) == {prior.name}:
-        return one_gpu_type_interval(level)
-    if gpu_count == 2 and set(fitted) == set(shipped_prior()["two_gpu_types"]["models"]):
-        return two_gpu_types_interval(level)
-    return None
+    return shipped_interval(fitted, gpu_count, level)

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from benchmarkscripts import load_benchmark
+from dlperf.models.prior_hw import one_gpu_type_interval, two_gpu_types_interval
 
 ROOT = Path(__file__).resolve().parents[3]
 SHARED = ROOT / ".." / "shared" / "data"
@@ -315,7 +316,7 @@ def test_from_two_gpu_types_the_answer_is_scored_with_the_interval_shipped_for_t
     slopes = backtest.learn_slopes(table)
     train, test = next(backtest.from_few(series, 2))
     found = backtest.held_out(train, test, slopes).set_index("model")
-    radius, _ = backtest.two_gpu_types_interval(backtest.LEVEL)
+    radius, _ = two_gpu_types_interval(backtest.LEVEL)
     answered = found.loc["answer (weighted)"]
     assert np.allclose(answered["hi"] / answered["predicted"], np.exp(radius))
     assert found.loc["prior_hw", "hi"].isna().all()  # a model alone was never scored so
@@ -347,7 +348,7 @@ def test_each_gpu_type_is_asked_from_each_other_one_alone_beside_three_scalings(
     assert len(set(summary["points"])) == 1  # the same points for each
     # The answer's interval is the shipped one, whatever the slopes.
     answer = found[found["model"] == "answer (prior_hw from the one GPU type)"]
-    radius, _ = backtest.one_gpu_type_interval(backtest.LEVEL)
+    radius, _ = one_gpu_type_interval(backtest.LEVEL)
     spread = answer["hi"] / answer["predicted"]
     assert np.all(spread <= np.exp(radius) * (1 + 1e-9))
     # Unscaled: the time measured on the other GPU type at the same configuration.
