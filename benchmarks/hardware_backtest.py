@@ -280,6 +280,17 @@ def from_few(series: pd.DataFrame, count: int, seed: int = 0):
         yield series[series["gpu"].isin(drawn)], series[series["gpu"] == gpu]
 
 
+def beyond_workers(series: pd.DataFrame, fewest: int):
+    """(train, test): each GPU type of a series asked at more than ``fewest`` workers from the
+    other GPU types' timings at ``fewest`` or fewer: what ``plan --gpus`` asks where the fewest
+    GPUs that meet a deadline lie beyond the workers measured."""
+    for gpu in sorted(series["gpu"].unique()):
+        train = series[(series["gpu"] != gpu) & (series["procs"] <= fewest)]
+        test = series[(series["gpu"] == gpu) & (series["procs"] > fewest)]
+        if not train.empty and not test.empty:
+            yield train, test
+
+
 def from_each_one(series: pd.DataFrame):
     """(train, test): each GPU type of a series asked from each other one measured alone (a
     study of one GPU type: "we measured on V100s; how long on an H100?")."""
@@ -382,7 +393,8 @@ def mape(log_errors) -> float:
 
 def breakdown(found: pd.DataFrame, model: str = "answer (weighted)") -> pd.DataFrame:
     """Where ``model``'s MAPE comes from: per network, without each network, per GPU type held
-    out, per worker count, and with the mean log error of each group removed in hindsight (what
+    out, per worker count, at batches another GPU type measured or not (:func:`batch_seen`), and
+    with the mean log error of each group removed in hindsight (what
     a correction per GPU type, per series or per GPU type within a series could at best
     recover), or with each held-out GPU type's own scaling over workers known."""
     rows = found[found["model"] == model]
@@ -406,6 +418,15 @@ def breakdown(found: pd.DataFrame, model: str = "answer (weighted)") -> pd.DataF
     for procs, errors in log_error.groupby(rows["procs"], sort=True):
         what = f"at {procs} worker{'s' if procs != 1 else ''}"
         out.append({"what": what, "points": len(errors), "MAPE %": mape(errors)})
+    seen = batch_seen(rows)
+    for at, which in ((seen, "another"), (~seen, "no other")):
+        out.append(
+            {
+                "what": f"at a batch {which} GPU type of the series measured at those workers",
+                "points": int(at.sum()),
+                "MAPE %": mape(log_error[at]),
+            }
+        )
     out.append(
         {
             "what": "each GPU type's scaling over workers known: its error at its fewest "
@@ -439,6 +460,16 @@ def breakdown(found: pd.DataFrame, model: str = "answer (weighted)") -> pd.DataF
                 {"what": what, "points": len(rows), "MAPE %": hindsight_weighting(found, keys)}
             )
     return pd.DataFrame(out)
+
+
+def batch_seen(rows: pd.DataFrame) -> np.ndarray:
+    """Per held-out row, whether another GPU type of its series (network and precision) was
+    measured at its workers and batch, read from the rows of a leave-one-out cut, where every
+    GPU type of a series is asked. Where none was, how the time follows the batch is not
+    measured on any GPU type: in Lambda's table no GPU type measured two batches of one series
+    at one worker count (each card's batch is chosen by its memory)."""
+    keys = [rows[k] for k in ("network", "precision", "procs", "batch_size")]
+    return (rows["gpu"].groupby(keys).transform("nunique") > 1).to_numpy()
 
 
 def scaling_known(rows: pd.DataFrame, log_error: pd.Series) -> pd.Series:
@@ -709,25 +740,40 @@ def one_gpu_type_tables(args: argparse.Namespace) -> int:
     return 0
 
 
-def from_few_tables(args: argparse.Namespace) -> int:
-    """``--from-few N``: each GPU type of a series asked from N of its others drawn at random
-    (:func:`from_few`) on the published tables, or per ``--timings`` file and over them all;
-    prior_hw's slopes learned on Lambda's table without the GPU type asked where ../shared is
-    present."""
+def cut_tables(args: argparse.Namespace, cut, how: str, nothing: str) -> int:
+    """Each series of the published tables, or of each ``--timings`` file and over them all,
+    cut by ``cut`` (asked so: ``how``; ``nothing`` where no series can be); prior_hw's slopes
+    learned on Lambda's table without the GPU type asked where ../shared is present."""
     tables = asked_tables(args, "the table the prior and the interval from two were learned on")
     if tables is None:
         return 0
     prior_from = lambda_points(args.shared) if args.shared.exists() else None
-    cut = functools.partial(from_few, count=args.from_few)
     found = {
         name: run(frame, cut, prior_from=prior_from, hardware=args.hardware, skip_unfitted=True)
         for name, frame in tables.items()
     }
-    text = asked_markdown(args, found, f"each GPU type asked from {args.from_few} others")
-    print(text or f"no series of more than {args.from_few} GPU types to cut")
+    print(asked_markdown(args, found, how) or nothing)
     skipped = sum(rows.attrs["skipped"] for rows in found.values())
     print(f"\n{skipped} GPU types of a series not asked: no model could be fitted")
     return 0
+
+
+def from_few_tables(args: argparse.Namespace) -> int:
+    """``--from-few N``: each GPU type of a series asked from N of its others drawn at random
+    (:func:`from_few`)."""
+    count = args.from_few
+    cut = functools.partial(from_few, count=count)
+    how = f"each GPU type asked from {count} others"
+    return cut_tables(args, cut, how, f"no series of more than {count} GPU types to cut")
+
+
+def beyond_workers_tables(args: argparse.Namespace) -> int:
+    """``--beyond-workers P``: each GPU type of a series asked above P workers from the others'
+    timings at P or fewer (:func:`beyond_workers`)."""
+    fewest = args.beyond_workers
+    cut = functools.partial(beyond_workers, fewest=fewest)
+    how = f"each GPU type asked above {fewest} workers from the others at {fewest} or fewer"
+    return cut_tables(args, cut, how, f"no series measured above {fewest} workers to cut")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -752,6 +798,14 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="only each GPU type asked from N of its others drawn at random (a study that "
         "measured few GPU types), on Lambda's, CSC's and MXNet's tables or the --timings files",
+    )
+    parser.add_argument(
+        "--beyond-workers",
+        type=int,
+        metavar="P",
+        help="only each GPU type asked above P workers from the others' timings at P or fewer "
+        "(the fewest GPUs plan --gpus finds beyond those measured), on Lambda's and CSC's "
+        "tables or the --timings files",
     )
     parser.add_argument(
         "--one-gpu-type",
@@ -779,6 +833,8 @@ def main(argv: list[str] | None = None) -> int:
         return one_gpu_type_tables(args)
     if args.from_few:
         return from_few_tables(args)
+    if args.beyond_workers:
+        return beyond_workers_tables(args)
     if args.timings:
         # prior_hw's slopes learned on Lambda's table without the GPU types asked, where
         # ../shared is present (else the shipped ones, which saw every GPU type of Lambda's).

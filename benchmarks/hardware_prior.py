@@ -36,13 +36,8 @@ from published import LAMBDA, SHARED
 
 from dlperf.io import atomic_write_text
 from dlperf.models import make_model
-from dlperf.models.hardware_answer import (
-    ANSWER_MODELS,
-    answer,
-    conformal_radius,
-    hardware_range,
-    reach,
-)
+from dlperf.models.hardware_answer import ANSWER_MODELS, answer, conformal_radius
+from dlperf.models.hardware_reach import hardware_range, reach
 from dlperf.models.prior_hw import learn_slopes
 
 TARGET = Path(__file__).resolve().parents[1] / "src" / "dlperf" / "models" / "prior_hw.yaml"

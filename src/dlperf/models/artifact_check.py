@@ -15,8 +15,9 @@ from .terms import TERMS
 #: The model artifact's format version (models/<framework>.json, its ``schema_version``);
 #: an artifact of another version is refused with the fix, never half read. 2: the answer
 #: across hardware stores its backtested reach and the weights of each form alike. 3: and the
-#: measured times its physics envelope is drawn from (models/hardware_envelope.py).
-VERSION = 3
+#: measured times its physics envelope is drawn from (models/hardware_envelope.py). 4: and the
+#: workers and nodes measured, beyond which the interval from its backtest widens.
+VERSION = 4
 
 
 class ArtifactError(DlperfError):

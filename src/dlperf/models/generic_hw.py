@@ -84,7 +84,12 @@ class GenericHardwareModel(HardwareModel):
         self.check_points(frame)
         t_iter = positive_target(frame, self.name) / iterations(frame)
         columns = term_columns(frame, self.hardware)
-        scale = np.maximum(np.abs(columns).max(axis=0), 1e-300)
+        # A term the timings never exercise (the ring and latency at one worker count) says
+        # nothing of its constant, and the fit below may move it anywhere: it is held at 0, so
+        # that beyond the workers measured the time follows what was measured (perfect scaling
+        # from it), never a constant the data did not see.
+        exercised = np.abs(columns).max(axis=0) > 0
+        scale = np.where(exercised, np.abs(columns).max(axis=0), 1.0)
         scaled = columns / scale
         # Rows divided by the measured time: least squares on the relative error.
         start, _ = nnls(scaled / t_iter[:, None], np.ones(len(t_iter)))
@@ -99,7 +104,8 @@ class GenericHardwareModel(HardwareModel):
         summed = np.r_[start, POWER_BOUNDS[0]]
         joint = least_squares(relative_error, summed, bounds=(low, high))
         found = joint.x if joint.cost < 0.5 * np.sum(relative_error(summed) ** 2) else summed
-        self.constants_ = dict(zip(TERMS, (found[:-1] / scale).tolist(), strict=True))
+        constants = np.where(exercised, found[:-1] / scale, 0.0)
+        self.constants_ = dict(zip(TERMS, constants.tolist(), strict=True))
         self.power_ = float(found[-1])
         return self
 

@@ -16,14 +16,17 @@ saturate, and a power law, whose gains go on) weighs alike, as the answer for wo
 rests on no single untested form, and the interval's half-width grows with the doublings D of
 reach beyond the backtested, sqrt(q^2 + (s log2(1 + D))^2) with the worker-count answer's s and
 q the wider of the two combinations' conformal quantiles (beyond the backtest nothing is known
-better than within it).
+better than within it). The backtest asks each GPU type at the workers the others measured: beyond
+the workers and nodes measured, D also counts their doublings, combined with the reach's as the
+answer for worker counts combines its dimensions (:func:`dlperf.models.answer.distance`).
 Which combination and interval hold on GPU types left out is measured by
 ``benchmarks/hardware_backtest.py`` (docs/hardware.md). One or two GPU types leave no backtest
 that fits. Two are answered by the geometric mean with each form alike, one by the models that
 fit on one (prior_hw: its slopes a published table taught, anchored on it); the interval is
 that answer's on the published table, each of its GPU types asked from two others or from each
 other one alone (:func:`dlperf.models.prior_hw.answer_interval`, scored by
-``benchmarks/hardware_prior.py``), whose reach plays the backtested reach's part; none where no
+``benchmarks/hardware_prior.py``), whose reach plays the backtested reach's part (it asked every
+configuration, beyond the workers measured too, so those do not widen it); none where no
 model carries one (slopes of the user's), and the answer says so. Every model's prediction, in
 the backtest as in the answer, and the interval are held to what physics allows from the GPU
 types measured (:mod:`dlperf.models.hardware_envelope`).
@@ -42,10 +45,11 @@ from dlperf.errors import DlperfError, UsageError
 from dlperf.hardware import gpu_names, load
 
 from . import model_from_dict
-from .answer import RULES, growth, half_width, prior_per_doubling
+from .answer import RULES, combined, distance, growth, half_width, prior_per_doubling
 from .base import TARGET, InsufficientData, PerformanceModel, capabilities_of, clone
 from .hardware_envelope import envelope, envelope_points
-from .hardware_features import gpu_types, hardware_frame, leave_one_gpu_out
+from .hardware_features import gpu_types, leave_one_gpu_out
+from .hardware_reach import backtested_reach, hardware_range, reach, workers_measured
 from .prior_hw import answer_interval
 from .series import base_networks
 
@@ -136,15 +140,6 @@ def form_weights(models: dict[str, PerformanceModel]) -> dict[str, float]:
     return {name: 1.0 / (len(count) * count[form]) for name, form in forms.items()}
 
 
-def backtested_reach(frame: pd.DataFrame, hardware: str | None) -> float:
-    """The largest reach (:func:`reach`) of a GPU type held out by the backtest, beyond the
-    GPU types it was predicted from."""
-    return max(
-        float(reach(hardware_range(frame.iloc[train], hardware), frame.iloc[test], hardware).max())
-        for train, test in leave_one_gpu_out(frame)
-    )
-
-
 def conformal_radius(log_errors: np.ndarray, level: float) -> float:
     """The split-conformal quantile of |log error| at ``level``; inf when too few errors."""
     values = np.sort(np.abs(log_errors[np.isfinite(log_errors)]))
@@ -166,22 +161,6 @@ def interval_factors(log_errors: np.ndarray, level: float, shape: str) -> tuple[
     high = conformal_radius(np.maximum(log_errors, 0.0), tail)
     low = conformal_radius(np.maximum(-log_errors, 0.0), tail)
     return math.exp(-high), math.exp(low)
-
-
-def hardware_range(frame: pd.DataFrame, hardware: str | None) -> dict[str, list[float]]:
-    """Least and most of each hardware figure over the GPU types measured."""
-    seen = hardware_frame(frame, hardware)
-    return {c: [float(seen[c].min()), float(seen[c].max())] for c in seen.columns}
-
-
-def reach(measured: dict[str, list[float]], rows: pd.DataFrame, hardware: str | None) -> np.ndarray:
-    """Per row: the largest factor by which its GPU's peak rates, memory or link bandwidth lie
-    outside the range of the GPU types measured (1: within it)."""
-    asked = hardware_frame(rows, hardware)
-    low = np.array([measured[c][0] for c in asked.columns])
-    high = np.array([measured[c][1] for c in asked.columns])
-    factors = np.maximum(asked.to_numpy() / high, low / asked.to_numpy())
-    return np.maximum(factors.max(axis=1), 1.0)
 
 
 @dataclass(frozen=True)
@@ -247,7 +226,16 @@ def summary(
         f"({tested_reach:.3g}x) each form alike, the interval widened"
     )
     return _block(
-        tested, level, hardware, weights, factors, tested_reach, alike, alike_factors, method
+        tested,
+        level,
+        hardware,
+        weights,
+        factors,
+        tested_reach,
+        alike,
+        alike_factors,
+        method,
+        workers_measured(tested.frame),
     )
 
 
@@ -278,8 +266,10 @@ def _without_backtest(tested: Backtest, level: float, hardware: str | None) -> d
             f"{asked_from} (split-conformal, symmetric, {level:.0%}); beyond the reach those "
             f"questions went ({published_reach:.3g}x) the interval widened"
         )
+    # The published table asked every configuration of each GPU type, beyond the workers the
+    # others measured too: its interval already holds that, and is not widened for it.
     return _block(
-        tested, level, hardware, weights, factors, published_reach, weights, factors, method
+        tested, level, hardware, weights, factors, published_reach, weights, factors, method, None
     )
 
 
@@ -293,8 +283,10 @@ def _block(
     alike: dict[str, float],
     alike_factors: list[float] | None,
     method: str,
+    widened_beyond: dict[str, list[int]] | None,
 ) -> dict:
-    """The artifact's entry of an answer (:func:`summary`)."""
+    """The artifact's entry of an answer (:func:`summary`); ``widened_beyond``: the workers and
+    nodes measured, beyond which the interval widens (None: it does not)."""
     catalogue = load(hardware)
     return {
         "status": "ok",
@@ -310,6 +302,7 @@ def _block(
             "interval_factors": alike_factors,
         },
         "method": method,
+        "widened_beyond_workers": widened_beyond,
         "gpus": sorted({catalogue.match(g).name for g in tested.frame["gpu"].unique()}),
         "hardware_range": hardware_range(tested.frame, hardware),
         "envelope": envelope_points(tested.frame),
@@ -372,7 +365,12 @@ def answer_at(block: dict, rows: pd.DataFrame, hardware: str | None = None) -> H
             beyond[:, None], beyond_backtest["interval_factors"], block["interval_factors"]
         )
         down, up = np.log(factors).T
-        doublings = np.log2(np.maximum(reached / tested_reach, 1.0))
+        steps = [np.log2(np.maximum(reached / tested_reach, 1.0))]
+        if block["widened_beyond_workers"] is not None:
+            # A backtest asks a GPU type at the workers the others measured, rarely beyond:
+            # there the interval widens as the answer for worker counts widens.
+            steps.append(distance(block["widened_beyond_workers"], rows, RULES.distance))
+        doublings = combined(steps, RULES.distance)
         grown = prior_per_doubling(RULES, block["level"]) * growth(doublings, 1.0, RULES.width)
         lo = np.maximum(predicted * np.exp(-half_width(-down, grown, RULES.width)), low)
         hi = np.minimum(predicted * np.exp(half_width(up, grown, RULES.width)), high)

@@ -125,6 +125,29 @@ def test_the_breakdown_separates_a_gpu_types_scaling_from_its_level():
     assert known == pytest.approx(10.0)
 
 
+def test_the_breakdown_separates_batches_no_other_gpu_type_measured():
+    # A10 and V100 both measured batch 32 (exact there); the V100 alone measured 8 at two
+    # workers (20 % fast), and the A10 alone 32 at eight workers, which another GPU type
+    # measured only at other worker counts (10 % slow).
+    found = pd.DataFrame(
+        {
+            "model": "answer (weighted)",
+            "gpu": ["A10", "V100", "V100", "A10"],
+            "procs": [1, 1, 2, 8],
+            "batch_size": [32, 32, 8, 32],
+            "network": "a",
+            "precision": "fp32",
+            "measured": 1.0,
+            "predicted": [1.0, 1.0, 0.8, 1.1],
+        }
+    )
+    table = backtest.breakdown(found).set_index("what")
+    seen = table.loc["at a batch another GPU type of the series measured at those workers"]
+    unseen = table.loc["at a batch no other GPU type of the series measured at those workers"]
+    assert (seen["points"], seen["MAPE %"]) == (2, pytest.approx(0.0, abs=1e-9))
+    assert (unseen["points"], unseen["MAPE %"]) == (2, pytest.approx(15.0))
+
+
 def test_no_answer_goes_below_the_hosts_own_disagreement():
     # Two hosts measured one configuration at 1.0 and 1.5, a third configuration once: the best
     # single number for the pair is 1.0 (|1/1.5 - 1| = 1/3 on one point), over three points.
@@ -304,6 +327,22 @@ def test_each_gpu_type_is_asked_from_a_few_others_drawn_at_random():
     again = [set(train["gpu"]) for train, _ in backtest.from_few(series, 3)]
     assert again == [set(train["gpu"]) for train, _ in cuts]  # one draw per seed
     assert not list(backtest.from_few(series, len(gpus)))
+
+
+def test_each_gpu_type_is_asked_beyond_the_workers_the_others_measured(tmp_path, capsys):
+    table = backtest.synthetic_table()
+    series = table[(table["network"] == "net0") & (table["precision"] == "fp32")]
+    cuts = list(backtest.beyond_workers(series, 2))
+    assert [test["gpu"].iloc[0] for _, test in cuts] == sorted(series["gpu"].unique())
+    for train, test in cuts:
+        assert set(train["procs"]) == {1, 2} and set(test["procs"]) == {4, 8}
+        assert test["gpu"].iloc[0] not in set(train["gpu"])
+    assert not list(backtest.beyond_workers(series, 8))
+    path = tmp_path / "mine.csv"
+    series.assign(framework="pytorch").to_csv(path, index=False)
+    assert backtest.main(["--beyond-workers", "2", "--timings", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "each GPU type asked above 2 workers from the others at 2 or fewer" in out
 
 
 def test_from_two_gpu_types_the_answer_is_scored_with_the_interval_shipped_for_two(

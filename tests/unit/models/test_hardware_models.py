@@ -13,6 +13,7 @@ import pytest
 from dlperf.errors import UsageError
 from dlperf.io import dumps_json
 from dlperf.models import InsufficientData, make_model
+from dlperf.models.answer import RULES, prior_per_doubling
 from dlperf.models.artifact import fit_framework
 from dlperf.models.generic_hw import GenericHardwareModel
 from dlperf.models.hardware_answer import (
@@ -94,6 +95,18 @@ def test_generic_hw_learns_the_shares_of_its_law():
     assert fitted.constants_["matrix"] == pytest.approx(0.02, rel=0.05)
     assert fitted.constants_["ring"] == pytest.approx(0.3, rel=0.05)
     assert fitted.power_ == pytest.approx(1.0, abs=0.05)  # parts that add up stay a sum
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_generic_hw_keeps_the_terms_one_worker_count_never_exercised_at_zero(seed):
+    """Timings at one worker count say nothing of the ring's and the latency's constants: asked
+    beyond, the time per iteration stays the one measured (8x the GPUs, 8x the data: the same
+    epoch), where a constant the fit moved freely once made it 1e292 s."""
+    fitted = make_model("generic_hw").fit(law_points(noise=0.01, seed=seed).query("procs == 1"))
+    assert (fitted.constants_["ring"], fitted.constants_["latency"]) == (0.0, 0.0)
+    one = law_points().query("procs == 1")
+    eight = one.assign(procs=8, data_size=one["data_size"] * 8)
+    np.testing.assert_allclose(fitted.predict(eight), fitted.predict(one), rtol=1e-12)
 
 
 def test_generic_hw_learns_how_much_the_parts_overlap():
@@ -182,6 +195,32 @@ def test_two_gpu_types_measured_get_the_interval_the_published_table_gave_that_a
     slopes = {p: dict(v) for p, v in shipped_prior()["slopes"].items()}
     models = [make_model(n, {"slopes": slopes} if n == "prior_hw" else {}) for n in ANSWER_MODELS]
     assert summary(backtest(models, points))["interval_factors"] is None
+
+
+def test_beyond_the_workers_measured_the_interval_from_the_backtest_widens():
+    """A backtest asks each GPU type at the workers the others measured: beyond them the
+    interval widens with the doublings as the answer for worker counts widens (s per unit of
+    log2(1 + D)); the interval a published table gave two GPU types, whose questions went
+    beyond the workers measured too, does not."""
+    points = law_points(gpus=GPUS[:4], noise=0.03).query("procs <= 2")
+    block = summary(backtest([make_model(n) for n in ANSWER_MODELS], points))
+    assert block["widened_beyond_workers"] == {"procs": [1, 2], "nodes": [1, 1]}
+    edge = points[points["gpu"] == "A100-SXM4-80GB"].query("procs == 2").head(1)
+    asked = pd.concat(
+        [edge.assign(procs=p, data_size=edge["data_size"] * p // 2) for p in (2, 8, 32)],
+        ignore_index=True,
+    ).assign(gpu="A100-PCIe-80GB")  # not measured, within the figures measured
+    found = answer_at(block, asked)
+    assert not found.beyond_backtest.any()
+    radius = np.log(block["interval_factors"][1])
+    s = prior_per_doubling(RULES, 0.9)
+    expected = np.hypot(radius, s * np.log2(1 + np.array([0.0, 2.0, 4.0])))
+    np.testing.assert_allclose(np.log(found.hi / found.predicted), expected, rtol=1e-9)
+    pair = points[points["gpu"].isin(GPUS[:2])]
+    two = summary(backtest([make_model(n) for n in ANSWER_MODELS], pair))
+    assert two["widened_beyond_workers"] is None
+    spread = answer_at(two, asked)
+    np.testing.assert_allclose(spread.hi / spread.predicted, two["interval_factors"][1])
 
 
 def test_only_models_across_hardware_are_asked():
