@@ -88,8 +88,9 @@ class GenericHardwareModel(HardwareModel):
         # nothing of its constant, and the fit below may move it anywhere: it is held at 0, so
         # that beyond the workers measured the time follows what was measured (perfect scaling
         # from it), never a constant the data did not see.
-        exercised = np.abs(columns).max(axis=0) > 0
-        scale = np.where(exercised, np.abs(columns).max(axis=0), 1.0)
+        largest = np.abs(columns).max(axis=0)
+        exercised = largest > 0
+        scale = np.where(exercised, largest, 1.0)
         scaled = columns / scale
         # Rows divided by the measured time: least squares on the relative error.
         start, _ = nnls(scaled / t_iter[:, None], np.ones(len(t_iter)))
