@@ -18,7 +18,9 @@ reach beyond the backtested, sqrt(q^2 + (s log2(1 + D))^2) with the worker-count
 q the wider of the two combinations' conformal quantiles (beyond the backtest nothing is known
 better than within it). The backtest asks each GPU type at the workers the others measured: beyond
 the workers and nodes measured, D also counts their doublings, combined with the reach's as the
-answer for worker counts combines its dimensions (:func:`dlperf.models.answer.distance`).
+answer for worker counts combines its dimensions (:func:`dlperf.models.answer.distance`), on the
+upper side only: more workers never shorten an iteration, and the answer scales from the counts
+measured.
 Which combination and interval hold on GPU types left out is measured by
 ``benchmarks/hardware_backtest.py`` (docs/hardware.md). One or two GPU types leave no backtest
 that fits. Two are answered by the geometric mean with each form alike, one by the models that
@@ -366,17 +368,26 @@ def answer_at(block: dict, rows: pd.DataFrame, hardware: str | None = None) -> H
         )
         down, up = np.log(factors).T
         steps = [np.log2(np.maximum(reached / tested_reach, 1.0))]
+        grown_down = grown_up = grown_with(steps, block["level"])
         if block["widened_beyond_workers"] is not None:
             # A backtest asks a GPU type at the workers the others measured, rarely beyond:
-            # there the interval widens as the answer for worker counts widens.
+            # there the interval widens as the answer for worker counts widens, upwards only:
+            # at the same batch per worker more workers never shorten an iteration, and the
+            # answer scales from the counts measured (the envelope holds the side below).
             steps.append(distance(block["widened_beyond_workers"], rows, RULES.distance))
-        doublings = combined(steps, RULES.distance)
-        grown = prior_per_doubling(RULES, block["level"]) * growth(doublings, 1.0, RULES.width)
-        lo = np.maximum(predicted * np.exp(-half_width(-down, grown, RULES.width)), low)
-        hi = np.minimum(predicted * np.exp(half_width(up, grown, RULES.width)), high)
+            grown_up = grown_with(steps, block["level"])
+        lo = np.maximum(predicted * np.exp(-half_width(-down, grown_down, RULES.width)), low)
+        hi = np.minimum(predicted * np.exp(half_width(up, grown_up, RULES.width)), high)
     return HardwareAnswer(
         predicted, lo, hi, weights, measured, reached, block["method"], beyond, held
     )
+
+
+def grown_with(steps: list[np.ndarray], level: float) -> np.ndarray:
+    """Per row, how much the interval's half-width grows with the doublings ``steps`` (root of
+    the sum of their squares), as the answer for worker counts grows (docs/model.md)."""
+    doublings = combined(steps, RULES.distance)
+    return prior_per_doubling(RULES, level) * growth(doublings, 1.0, RULES.width)
 
 
 def answer_from(

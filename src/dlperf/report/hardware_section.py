@@ -144,8 +144,8 @@ INTRO = (
     "with `dlperf plan --gpus ... --prices prices.yaml` (docs/hardware.md). The interval "
     "is the answer's spread on GPU types left out of the fit; for a GPU farther beyond those "
     "measured than any the fit left out, each form of model weighs alike and the interval "
-    'widens (the "how" column gives that reach); it also widens for more GPUs than were '
-    "measured, as the answer for worker counts does. From one GPU type measured, prior_hw "
+    'widens (the "how" column gives that reach); for more GPUs than were measured its upper '
+    "end widens (more GPUs never shorten an iteration). From one GPU type measured, prior_hw "
     "alone answers, its slopes and interval from the published table it was learned on; from "
     "two, too few to leave one out, the models alike, with the interval that table gave them."
 )

@@ -17,6 +17,9 @@ ROOT = Path(__file__).resolve().parents[3]
 SHARED = ROOT / ".." / "shared" / "data"
 
 prior_script = load_benchmark("hardware_prior")
+# The file rounds to DIGITS places: a value that lies at a rounding boundary may round either way
+# on another machine (its BLAS sums in another order), one unit of the last place apart.
+WRITTEN = 1.5 * 10.0**-prior_script.DIGITS
 
 
 @pytest.mark.skipif(not SHARED.exists(), reason="../shared/data is not present")
@@ -26,12 +29,12 @@ def test_the_shipped_slopes_are_what_the_published_table_teaches():
     assert shipped["source"] == learned["source"]
     assert shipped["learned_on"] == learned["learned_on"]
     for precision, slopes in learned["slopes"].items():
-        assert shipped["slopes"][precision] == pytest.approx(slopes, abs=1e-6)
+        assert shipped["slopes"][precision] == pytest.approx(slopes, abs=WRITTEN)
     for entry in ("one_gpu_type", "two_gpu_types"):
         published, taught = shipped[entry], learned[entry]
         assert published["questions"] == taught["questions"]
-        assert published["reach"] == pytest.approx(taught["reach"], abs=1e-6)
-        assert published["radius"] == pytest.approx(taught["radius"], abs=1e-6)
+        assert published["reach"] == pytest.approx(taught["reach"], abs=WRITTEN)
+        assert published["radius"] == pytest.approx(taught["radius"], abs=WRITTEN)
     assert shipped["two_gpu_types"]["models"] == sorted(ANSWER_MODELS)
 
 

@@ -199,9 +199,10 @@ def test_two_gpu_types_measured_get_the_interval_the_published_table_gave_that_a
 
 def test_beyond_the_workers_measured_the_interval_from_the_backtest_widens():
     """A backtest asks each GPU type at the workers the others measured: beyond them the
-    interval widens with the doublings as the answer for worker counts widens (s per unit of
-    log2(1 + D)); the interval a published table gave two GPU types, whose questions went
-    beyond the workers measured too, does not."""
+    interval's upper side widens with the doublings as the answer for worker counts widens (s
+    per unit of log2(1 + D)), its lower side not (more workers never shorten an iteration);
+    the interval a published table gave two GPU types, whose questions went beyond the workers
+    measured too, does not."""
     points = law_points(gpus=GPUS[:4], noise=0.03).query("procs <= 2")
     block = summary(backtest([make_model(n) for n in ANSWER_MODELS], points))
     assert block["widened_beyond_workers"] == {"procs": [1, 2], "nodes": [1, 1]}
@@ -216,6 +217,9 @@ def test_beyond_the_workers_measured_the_interval_from_the_backtest_widens():
     s = prior_per_doubling(RULES, 0.9)
     expected = np.hypot(radius, s * np.log2(1 + np.array([0.0, 2.0, 4.0])))
     np.testing.assert_allclose(np.log(found.hi / found.predicted), expected, rtol=1e-9)
+    low, _ = envelope(block["envelope"], asked)
+    down = np.maximum(found.predicted * block["interval_factors"][0], low)
+    np.testing.assert_allclose(found.lo, down, rtol=1e-9)
     pair = points[points["gpu"].isin(GPUS[:2])]
     two = summary(backtest([make_model(n) for n in ANSWER_MODELS], pair))
     assert two["widened_beyond_workers"] is None
