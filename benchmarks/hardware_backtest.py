@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from common import add_timings_argument, report, timed, weight_grid, write_between_markers
-from published import LAMBDA, MXNET_FAQ, SHARED, plausible_series, series_names
+from published import DLE_GRID, LAMBDA, MXNET_FAQ, SHARED, plausible_series, series_names
 
 from dlperf.hardware import load, precision_name, rates
 from dlperf.measurements.external import read_external
@@ -75,6 +75,9 @@ LEVEL = 0.9
 # from those released up to 2021 (Volta, Turing, Ampere): a GPU bought later asked from the
 # older ones measured, the question a team that plans an upgrade asks.
 NEWER = ("RTX 4090", "RTX 6000 Ada", "H100 80GB PCIe Gen5", "H100 80GB SXM5")
+# The answer from one GPU type at a configuration (workers, nodes, batch) it did not measure,
+# where no measured time can be scaled: a batch its memory did not fit, or one not swept.
+NOT_MEASURED_THERE = "answer, at a configuration not measured on the one GPU type"
 ITERATIONS = 100  # iterations per epoch the points are given (throughput -> epoch time)
 # One measured configuration: the key of the hosts' floor and of the campaign comparison.
 CELL = ["network", "gpu", "precision", "procs", "batch_size"]
@@ -137,6 +140,19 @@ def mxnet_points(shared: Path = SHARED) -> pd.DataFrame:
     raw = pd.read_csv(shared / MXNET_FAQ, comment="#")
     # Two campaigns (cuDNN 5.1 and 7.0.5) both measured the K80: its hosts, as Lambda's.
     raw = raw[raw["throughput"] > 0]
+    return points(raw.rename(columns=PUBLISHED_COLUMNS | {"batch_size_per_gpu": "batch_size"}))
+
+
+def grid_points(shared: Path = SHARED) -> pd.DataFrame:
+    """NVIDIA's DeepLearningExamples tables of GPUs x batch (V100s, A100s): a network is its
+    framework, model, printed setting and model size (PyTorch Transformer-XL's tables are named
+    by it), so that the series of one network on its GPU types meet."""
+    raw = pd.read_csv(shared / DLE_GRID, comment="#")
+    raw = raw[raw["throughput"] > 0].copy()
+    size = raw["source_table"].str.extract(r"^L\d+:\s*((?:Base|Large) model)$")[0].fillna("")
+    setting = raw["extra_config"].fillna("")
+    name = raw["framework"] + ": " + raw["model"] + " " + setting + " " + size
+    raw["model"] = name.str.split().str.join(" ")
     return points(raw.rename(columns=PUBLISHED_COLUMNS | {"batch_size_per_gpu": "batch_size"}))
 
 
@@ -308,18 +324,17 @@ def one_gpu_type_rows(
     """The answer from the one GPU type of ``train`` at the rows of ``test`` (prior_hw with
     ``slopes``; None: the shipped), its interval the shipped one whatever the slopes (with
     slopes learned here the library gives none: the table behind the shipped radius never
-    scored them), beside three scalings of the time measured at the same configuration: none,
-    by the matrix peak rate at the precision, by the memory bandwidth. Only the configurations
-    (workers, nodes, batch) measured on ``train``, where every row has all four."""
+    scored them). At the configurations (workers, nodes, batch) measured on ``train``, beside
+    three scalings of the time measured there: none, by the matrix peak rate at the precision,
+    by the memory bandwidth; at the others, alone (:data:`NOT_MEASURED_THERE`)."""
     key = ["procs", "nodes", "batch_size"]
     measured_at = train.groupby(key, as_index=False)[["epoch_time_s", "data_size"]].mean()
-    test = test.merge(measured_at, on=key, suffixes=("", "_measured"))
-    if test.empty:
-        return pd.DataFrame()
+    test = test.merge(measured_at, on=key, how="left", suffixes=("", "_measured"))
     user = {} if hardware is None else {"hardware": str(hardware)}
     model = make_model("prior_hw", {"slopes": slopes} | user)
     found = answer([model], train, test, LEVEL, hardware=user.get("hardware"))
     lo, hi = with_shipped_interval(found, [model.name], 1)
+    seen = test["epoch_time_s_measured"].notna().to_numpy()
     same = test["epoch_time_s_measured"] * test["data_size"] / test["data_size_measured"]
     ratio = (
         hardware_frame(train.iloc[:1], user.get("hardware")).iloc[0]
@@ -331,8 +346,21 @@ def one_gpu_type_rows(
         "scaled by the matrix peak rate": (same * ratio["matrix_tflops"], None, None),
         "scaled by the memory bandwidth": (same * ratio["memory_tbs"], None, None),
     }
-    rows = [prediction_rows(label, test, *given) for label, given in predictions.items()]
+    rows = [
+        prediction_rows(label, test[seen], *(at_rows(g, seen) for g in given))
+        for label, given in predictions.items()
+    ]
+    rows.append(
+        prediction_rows(
+            NOT_MEASURED_THERE, test[~seen], *(at_rows(g, ~seen) for g in (found.predicted, lo, hi))
+        )
+    )
     return pd.concat(rows, ignore_index=True).assign(measured_on=train["gpu"].iloc[0])
+
+
+def at_rows(values, rows: np.ndarray):
+    """``values`` (an array, a Series or None) at the rows selected by ``rows``."""
+    return None if values is None else np.asarray(values, float)[rows]
 
 
 def one_gpu_type(
@@ -349,7 +377,14 @@ def one_gpu_type(
                 learned[hidden] = prior_slopes(prior_from, set(hidden), hardware)
             rows = one_gpu_type_rows(train, test, learned[hidden], hardware)
             found.append(rows.assign(network=network, precision=precision))
-    return pd.concat(found, ignore_index=True) if found else pd.DataFrame()
+    return unscalable_last(pd.concat(found, ignore_index=True)) if found else pd.DataFrame()
+
+
+def unscalable_last(found: pd.DataFrame) -> pd.DataFrame:
+    """``found``'s rows with those of :data:`NOT_MEASURED_THERE` last, whichever series or
+    file came first, so that the summary's rows keep one order."""
+    last = np.argsort((found["model"] == NOT_MEASURED_THERE).to_numpy(), kind="stable")
+    return found.iloc[last].reset_index(drop=True)
 
 
 def run(
@@ -710,6 +745,7 @@ def asked_tables(args: argparse.Namespace, lambda_label: str) -> dict[str, pd.Da
         ),
         "CSC (V100, A100, MI250X GCD)": csc_points(args.shared),
         "MXNet's FAQ (K80, M40, M60, P100, V100)": mxnet_points(args.shared),
+        "NVIDIA's GPUs x batch tables (V100s, A100s)": grid_points(args.shared),
     }
 
 
@@ -718,7 +754,7 @@ def asked_markdown(args: argparse.Namespace, found: dict[str, pd.DataFrame], how
     of every file together."""
     found = {name: rows for name, rows in found.items() if not rows.empty}
     if args.timings and found:
-        found["every file"] = pd.concat(found.values(), ignore_index=True)
+        found["every file"] = unscalable_last(pd.concat(found.values(), ignore_index=True))
     return markdown({f"{name}, {how}": summarise(rows) for name, rows in found.items()})
 
 

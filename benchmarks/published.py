@@ -20,6 +20,7 @@ from dlperf.measurements.external import read_external
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 LAMBDA = "lambda_pytorch_train_throughput.csv"
 MXNET_FAQ = "mxnet_perf_faq_single_gpu_batch_sweep.csv"
+DLE_GRID = "nvidia_dle_other_models_gpu_x_batch.csv"
 # Scaling efficiency between any two worker counts p < q, X(q) q^-1 / (X(p) p^-1), outside this
 # range is not physics but a broken measurement (e.g. 190x from 1 to 4 GPUs, or 8 GPUs running
 # an iteration of the same per-GPU batch a third faster than 4 did).
@@ -108,7 +109,7 @@ def ssd300_series(shared: Path = SHARED) -> pd.DataFrame:
 
 
 def nvidia_grid_series(shared: Path = SHARED) -> pd.DataFrame:
-    raw = pd.read_csv(shared / "nvidia_dle_other_models_gpu_x_batch.csv", comment="#")
+    raw = pd.read_csv(shared / DLE_GRID, comment="#")
     points = grid_series(
         raw, ["model", "gpu_type", "precision", "extra_config", "framework", "source_table"]
     )

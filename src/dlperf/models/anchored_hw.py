@@ -9,10 +9,12 @@ least squares within configurations (so the scaling with workers is each configu
 not a law), and r[c, h] the mean residual at c of the GPU type h measured there whose
 (log R_matrix, log R_vector, log B_memory) lie nearest to the asked GPU's: what the datasheet
 figures miss of a GPU (a consumer card reaching a smaller share of its peak) is borrowed from
-the GPU most like it. Where h measured the asked batch at c, its residual at that batch is the
-anchor instead: how the time per sample bends with the batch (launch-bound at small batches,
-flat at large ones) is the network's, which one power law in b cannot follow over a sweep of
-batch sizes, and the GPU type measured at that batch has it. A configuration not measured takes
+the GPU most like it. Where h measured several batches at c, the anchor follows them: its
+residual at the asked batch, interpolated in log b between two batches it measured, and beyond
+them the residual of the nearest edge. How the time per sample bends with the batch
+(launch-bound at small batches, flat at large ones) is the network's, which one power law in b
+cannot follow over a sweep of batch sizes, and the sweep measured on h has it; beyond the sweep
+its edge is nearer the batch asked than its mean is. A configuration not measured takes
 the nearest measured one (same precision first, then log workers, then nodes): beyond the
 workers measured, perfect scaling from the edge. Measured on Lambda's, CSC's and MXNet's tables
 in docs/hardware.md.
@@ -139,8 +141,8 @@ class AnchoredHardwareModel(HardwareModel):
         )
 
     def _anchor(self, entry: dict, precision: str, position: np.ndarray, batch: int) -> float:
-        """The residual of the measured GPU type nearest to ``position`` at this configuration:
-        at ``batch`` where it measured that batch there, else over its batches."""
+        """The residual of the measured GPU type nearest to ``position`` at this configuration,
+        at ``batch`` along the batches it measured there (module docstring)."""
         distance = {
             g: np.linalg.norm(position - np.asarray(self.positions_[f"{g} | {precision}"]))
             for g in entry["anchors"]
@@ -150,7 +152,12 @@ class AnchoredHardwareModel(HardwareModel):
             return 0.0
         nearest = min(sorted(distance), key=distance.get)
         at_batch = entry["batch_anchors"][nearest]
-        return at_batch.get(str(batch), entry["anchors"][nearest])
+        if not at_batch:  # an artifact written before the anchor per batch
+            return entry["anchors"][nearest]
+        measured = sorted(int(b) for b in at_batch)
+        residuals = [at_batch[str(b)] for b in measured]
+        # Between two batches measured, interpolated in log b; beyond them, the edge's.
+        return float(np.interp(np.log(batch), np.log(measured), residuals))
 
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
         x = slope_features(frame, self.hardware)

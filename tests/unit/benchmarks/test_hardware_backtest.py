@@ -69,6 +69,20 @@ def test_the_published_tables_become_points_of_every_gpu_type():
         for _, test in backtest.fastest(mxnet[mxnet["network"] == "Resnet 50"])
         for gpu in test["gpu"].unique()
     ] == ["V100"]
+    grid = backtest.grid_points(SHARED)
+    # A network's tables on its GPU types meet in one series: NCF in PyTorch on four.
+    ncf = grid[(grid["network"] == "PyTorch: NCF") & (grid["precision"] == "amp_fp16")]
+    assert sorted(backtest.catalogue_names(ncf["gpu"]).unique()) == [
+        "A100-SXM4-40GB",
+        "V100-SXM2-16GB",
+        "V100-SXM2-32GB",
+        "V100-SXM3-32GB",
+    ]
+    # PyTorch Transformer-XL's tables are named by model size, not by system.
+    assert {"PyTorch: Transformer-XL Base model", "PyTorch: Transformer-XL Large model"} <= set(
+        grid["network"]
+    )
+    assert (grid["epoch_time_s"] > 0).all() and grid["batch_size"].nunique() > 10
 
 
 def test_the_breakdown_finds_an_error_carried_by_one_gpu_type():
@@ -396,6 +410,15 @@ def test_each_gpu_type_is_asked_from_each_other_one_alone_beside_three_scalings(
     measured = series.set_index(at)["epoch_time_s"]
     on = unscaled.set_index(["measured_on", "procs", "batch_size"]).index
     assert np.allclose(unscaled["predicted"].to_numpy(), measured.loc[on].to_numpy())
+    # A batch the other GPU types did not measure is answered, apart, with no scaling.
+    assert backtest.NOT_MEASURED_THERE not in summary.index
+    wider = pd.concat([series, series[series["gpu"] == gpus[0]].assign(batch_size=512)])
+    apart = backtest.one_gpu_type(wider)
+    alone = apart[apart["model"] == backtest.NOT_MEASURED_THERE]
+    assert len(alone) == 2 * (wider["batch_size"] == 512).sum()
+    assert (alone["batch_size"] == 512).all() and (alone["gpu"] == gpus[0]).all()
+    assert np.isfinite(alone[["predicted", "lo", "hi"]].to_numpy()).all()
+    assert (apart[apart["model"] != backtest.NOT_MEASURED_THERE]["batch_size"] != 512).all()
     path = tmp_path / "mine.csv"
     series.assign(framework="pytorch").to_csv(path, index=False)
     assert backtest.main(["--one-gpu-type", "--timings", str(path)]) == 0

@@ -193,7 +193,8 @@ def test_one_gpu_type_measured_once_is_enough_for_the_prior():
 def test_a_batch_measured_on_the_nearest_gpu_type_anchors_that_batch():
     """A batch sweep whose time per sample bends (launch-bound at small batches): asked at the
     batches the GPU type measured, another GPU type's answer is the measured time at each batch
-    scaled by one hardware ratio; at a batch not measured, the mean anchor and the batch slope."""
+    scaled by one hardware ratio; between two batches measured, the anchor interpolated in log b,
+    and beyond the sweep, the anchor of its edge, nearer the time than the sweep's mean."""
     batches = [1, 4, 16, 64, 256]
     sweep = pd.DataFrame(
         {"gpu": "V100-SXM2-16GB", "precision": "fp32", "nodes": 1, "procs": 1,
@@ -211,8 +212,16 @@ def test_a_batch_measured_on_the_nearest_gpu_type_anchors_that_batch():
     residual = np.log(sweep["epoch_time_s"] / sweep["data_size"]) - slopes["log b"] * np.log(
         sweep["batch_size"]
     )
-    expected = 3200 * np.exp(residual.mean() + slopes["log b"] * np.log(32))
+    along = np.interp(np.log(32), np.log(sweep["batch_size"]), residual)
+    assert along == pytest.approx((residual[2] + residual[3]) / 2)
+    expected = 3200 * np.exp(along + slopes["log b"] * np.log(32))
     assert model.predict(between)[0] == pytest.approx(expected)
+    beyond = sweep.iloc[[4]].assign(batch_size=1024, data_size=102400)
+    from_edge = 102400 * np.exp(residual[4] + slopes["log b"] * np.log(1024))
+    assert model.predict(beyond)[0] == pytest.approx(from_edge)
+    # The law's own time there: 100 iterations of 0.01 + 1e-4 b seconds.
+    law, from_mean = 100 * (0.01 + 1e-4 * 1024), from_edge * np.exp(residual.mean() - residual[4])
+    assert abs(np.log(from_edge / law)) < abs(np.log(from_mean / law)) / 5
     # An artifact entry written before the anchor per batch still answers, over the batches.
     entry = model.to_dict()
     for configuration in entry["configurations"]:
